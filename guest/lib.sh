@@ -1,0 +1,51 @@
+# Shared helpers for the guest harness scripts (sourced, not run).
+# Paths, stage timing and installing missing Debian packages.
+
+DS_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DS_BUILD=${DS_BUILD:-$DS_ROOT/build}
+DS_SRC=$DS_BUILD/linux
+DS_JOBS=${DS_JOBS:-$(nproc)}
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/deferstack-ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-5G}
+# Kernel objects embed __FILE__ and build paths; make ccache hits independent of
+# the clone's location.
+export CCACHE_BASEDIR=$DS_BUILD
+export CCACHE_NOHASHDIR=1
+
+ds_log() { printf '[deferstack %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
+ds_die() { ds_log "error: $*"; exit 1; }
+
+# ds_stage NAME CMD...: run a stage and print how long it took.
+ds_stage() {
+	local name=$1 start rc
+	shift
+	start=$(date +%s)
+	ds_log "stage $name: start"
+	"$@"
+	rc=$?
+	ds_log "stage $name: $((  $(date +%s) - start ))s (rc=$rc)"
+	echo "$name $(( $(date +%s) - start ))" >> "$DS_BUILD/stage-times"
+	return $rc
+}
+
+# ds_need_pkgs PKG...: apt-get install the packages that are not installed.
+ds_need_pkgs() {
+	local missing=() p
+	for p in "$@"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing+=("$p")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	ds_log "installing: ${missing[*]}"
+	[ "$(id -u)" -eq 0 ] || ds_die "need root to install ${missing[*]}"
+	if [ ! -e "$DS_BUILD/.apt-updated" ]; then
+		apt-get update -qq || ds_die "apt-get update failed"
+		mkdir -p "$DS_BUILD" && touch "$DS_BUILD/.apt-updated"
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >/dev/null || ds_die "apt-get install ${missing[*]} failed"
+}
+
+DS_KERNEL_PKGS=(linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
+	ccache clang lld llvm xz-utils git cpio kmod python3)
+DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Build the guest's initramfs: busybox, /init, the static test programs and,
+# when it builds, the static deferstack CLI.
+#
+#   guest/make-initramfs.sh      -> prints the path of build/initramfs.cpio.gz
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+ds_need_pkgs "${DS_GUEST_PKGS[@]}" clang libelf-dev zlib1g-dev libzstd-dev make
+bin=$DS_BUILD/guest-bin
+root=$DS_BUILD/initramfs
+out=$DS_BUILD/initramfs.cpio.gz
+
+make -s -C "$DS_ROOT/tests/guest" OUT="$bin" >&2
+rm -rf "$root"
+mkdir -p "$root"/{bin,proc,sys,dev,tmp,out,tests} "$root/sys/kernel/debug"
+cp /bin/busybox "$root/bin/busybox"
+install -m 755 "$DS_ROOT/guest/init" "$root/init"
+install -m 755 "$DS_ROOT/guest/run-suite" "$root/tests/run-suite"
+install -m 644 "$DS_ROOT/tests/guest/suite.list" "$root/tests/suite.list"
+for f in "$DS_ROOT"/tests/guest/*.sh; do
+	[ -e "$f" ] && install -m 755 "$f" "$root/tests/"
+done
+cp "$bin"/* "$root/tests/"
+# The CLI is optional here: the main job needs it, the kernel tests do not.
+if [ -f "$DS_ROOT/Makefile" ] && make -s -C "$DS_ROOT" static >&2 2>/dev/null &&
+   [ -x "$DS_ROOT/out/static/deferstack" ]; then
+	cp "$DS_ROOT/out/static/deferstack" "$root/bin/"
+fi
+(cd "$root" && find . -print0 | LC_ALL=C sort -z |
+	cpio --null -o -H newc --quiet --reproducible) | gzip -1 > "$out"
+echo "$out"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Boot a kernel with the test initramfs in QEMU (software emulation, 2 vCPUs),
+# run one guest suite and turn what the serial console shows into an exit code.
+#
+#   guest/run-guest.sh [-k fast|debug|ref|BZIMAGE] [-s SUITE] [-t SECONDS] [-o DIR]
+#
+# Pass (exit 0) needs all of: the closing "DEFERSTACK-RESULT: N passed, 0 failed"
+# line with N > 0, the guest's "done" line, and no kernel splat anywhere on the
+# console. A timeout, a panic, a missing result or any splat is a failure.
+# With -o, the guest's /out is copied back into DIR through a scratch disk.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kernel=fast suite=all timeout= outdir=
+while getopts "k:s:t:o:" opt; do
+	case $opt in
+	k) kernel=$OPTARG ;;
+	s) suite=$OPTARG ;;
+	t) timeout=$OPTARG ;;
+	o) outdir=$OPTARG ;;
+	*) exit 2 ;;
+	esac
+done
+
+case $kernel in
+fast|debug) image=$("$DS_ROOT/guest/build-kernel.sh" "$kernel") || exit 1 ;;
+ref) image=$("$DS_ROOT/guest/fetch-reference.sh") || exit 1 ;;
+*) image=$kernel; kernel=$(basename "$kernel") ;;
+esac
+# Software emulation: the debug kernel (KASAN, lockdep) boots and runs slowly.
+[ -n "$timeout" ] || case $kernel in debug) timeout=900 ;; *) timeout=420 ;; esac
+
+ds_need_pkgs "${DS_GUEST_PKGS[@]}"
+initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
+mkdir -p "$DS_BUILD/logs"
+log=$DS_BUILD/logs/$kernel-$suite.log
+disk=$DS_BUILD/logs/$kernel-$suite.disk
+drive=()
+if [ -n "$outdir" ]; then
+	truncate -s 0 "$disk" && truncate -s 256M "$disk"
+	drive=(-drive "file=$disk,format=raw,if=virtio")
+fi
+
+ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s, console $log"
+start=$(date +%s)
+timeout -k 10 "$timeout" qemu-system-x86_64 -M pc -cpu max -smp 2 -m 2048 \
+	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
+	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite" \
+	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
+qrc=$?
+elapsed=$(( $(date +%s) - start ))
+echo "boot+$suite@$kernel $elapsed" >> "$DS_BUILD/stage-times"
+
+# Show the test output (not the boot noise) on the host.
+grep -aE '^(ok|not ok|#|1\.\.|DEFERSTACK)' "$log" | sed 's/\r$//'
+
+fail=0
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	ds_log "FAIL: guest timed out after ${timeout}s"
+	fail=1
+fi
+splat='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|KASAN|UBSAN|possible recursive locking|'
+splat+='circular locking|suspicious RCU usage|scheduling while atomic|Call Trace:|'
+splat+='general protection fault|unreferenced object|INFO: task .* blocked'
+if grep -aqE "$splat" "$log"; then
+	ds_log "FAIL: kernel splat on the console:"
+	grep -anE "$splat" "$log" | head -20 >&2
+	fail=1
+fi
+result=$(grep -aoE 'DEFERSTACK-RESULT: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+if [ -z "$result" ]; then
+	ds_log "FAIL: no result line from the guest (panic, hang or crash); last lines:"
+	tail -15 "$log" >&2
+	fail=1
+else
+	read -r passed failed < <(echo "$result" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1 \2/')
+	if [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
+		ds_log "FAIL: $result"
+		fail=1
+	fi
+	grep -aq 'DEFERSTACK-GUEST: done' "$log" || { ds_log "FAIL: guest did not finish"; fail=1; }
+fi
+if [ -n "$outdir" ]; then
+	mkdir -p "$outdir"
+	tar -xf "$disk" -C "$outdir" 2>/dev/null || ds_log "no output archive from the guest"
+	rm -f "$disk"
+fi
+ds_log "$kernel/$suite: ${result:-no result} in ${elapsed}s -> $([ $fail -eq 0 ] && echo PASS || echo FAIL)"
+exit $fail

@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Classic callchains (no defer bits): sample the example workload on this
+ * task and check that samples carry kernel frames and user frames, and that
+ * the user frames are the workload's real functions in call order.
+ * This is the behaviour the deferred series must leave unchanged.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "perf_util.h"
+#include "workload.h"
+
+struct counts {
+	const struct ds_symtab *st;
+	long samples, with_kernel, with_user, read_chain, spin_chain, deferred, bad;
+};
+
+static void on_record(const struct perf_event_header *hdr, void *arg)
+{
+	struct counts *c = arg;
+	struct ds_sample s;
+	uint64_t i, user = 0;
+	bool kernel = false;
+
+	if (hdr->type == DS_RECORD_CALLCHAIN_DEFERRED)
+		c->deferred++;
+	if (hdr->type != PERF_RECORD_SAMPLE)
+		return;
+	if (ds_parse_sample(hdr, &s)) {
+		c->bad++;
+		return;
+	}
+	c->samples++;
+	for (i = 0; i < s.nr; i++) {
+		if (s.ips[i] == PERF_CONTEXT_KERNEL && i + 1 < s.nr &&
+		    ds_is_kernel_ip(s.ips[i + 1]))
+			kernel = true;
+		if (s.ips[i] == DS_CONTEXT_USER_DEFERRED)
+			c->bad++;
+		if (s.ips[i] == PERF_CONTEXT_USER) {
+			user = i + 1;
+			break;
+		}
+	}
+	c->with_kernel += kernel;
+	if (!user || user >= s.nr)
+		return;
+	c->with_user++;
+	c->read_chain += ds_chain_has_sequence(c->st, s.ips + user, s.nr - user,
+					       workload_read_chain);
+	c->spin_chain += ds_chain_has_sequence(c->st, s.ips + user, s.nr - user,
+					       workload_spin_chain);
+}
+
+int main(void)
+{
+	struct perf_event_attr attr;
+	struct workload_stats ws;
+	struct counts c = { 0 };
+	struct ds_ring ring;
+	int fd, failed = 0;
+	long n;
+
+	c.st = ds_symtab_load("/proc/self/exe");
+	if (!c.st) {
+		printf("# cannot read own symbols\n");
+		return 1;
+	}
+	ds_attr_sampling(&attr, 250000);
+	fd = ds_perf_open(&attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("# perf_event_open: %s\n", strerror(-fd));
+		return 1;
+	}
+	if (ds_ring_map(&ring, fd, 512)) {
+		printf("# mmap failed\n");
+		return 1;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	workload_run(1500, 4 << 20, "/dev/zero", &ws);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	n = ds_ring_drain(&ring, on_record, &c);
+
+	printf("# workload: %lu reads, %lu spins; %ld records, %ld samples\n",
+	       ws.reads, ws.spins, n, c.samples);
+	printf("# kernel frames %ld, user frames %ld, read chain %ld, spin chain %ld\n",
+	       c.with_kernel, c.with_user, c.read_chain, c.spin_chain);
+	DS_CHECK(&failed, n > 0, "ring buffer drained (%ld records)", n);
+	DS_CHECK(&failed, c.samples >= 100, "at least 100 samples (%ld)", c.samples);
+	DS_CHECK(&failed, c.bad == 0, "no malformed samples or deferred markers (%ld)", c.bad);
+	DS_CHECK(&failed, c.deferred == 0, "no deferred records (%ld)", c.deferred);
+	DS_CHECK(&failed, c.with_kernel >= c.samples / 10,
+		 "kernel frames in >= 10%% of samples (%ld)", c.with_kernel);
+	DS_CHECK(&failed, c.with_user >= c.samples * 9 / 10,
+		 "user frames in >= 90%% of samples (%ld)", c.with_user);
+	DS_CHECK(&failed, c.read_chain >= c.samples / 10,
+		 "wl_syscall3<-wl_read_leaf<-wl_read_mid<-wl_read_top<-workload_run in >= 10%% (%ld)",
+		 c.read_chain);
+	DS_CHECK(&failed, c.spin_chain >= c.samples / 10,
+		 "wl_spin_leaf<-wl_spin_mid<-wl_spin_top<-workload_run in >= 10%% (%ld)",
+		 c.spin_chain);
+	ds_ring_unmap(&ring);
+	close(fd);
+	ds_symtab_free((struct ds_symtab *)c.st);
+	return failed ? 1 : 0;
+}

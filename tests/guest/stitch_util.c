@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stitch_util.h"
+#include "workload.h"
+
+void ds_collect_record(const struct perf_event_header *hdr, void *arg)
+{
+	struct ds_collect *c = arg;
+	struct ds_rec *r;
+
+	if (hdr->type == PERF_RECORD_LOST) {
+		c->lost++;
+		return;
+	}
+	if (hdr->type != PERF_RECORD_SAMPLE && hdr->type != DS_RECORD_CALLCHAIN_DEFERRED) {
+		c->other++;
+		return;
+	}
+	if (c->n == c->cap) {
+		long cap = c->cap ? c->cap * 2 : 1024;
+		struct ds_rec *nr = realloc(c->recs, cap * sizeof(*nr));
+
+		if (!nr) {
+			c->bad++;
+			return;
+		}
+		c->recs = nr;
+		c->cap = cap;
+	}
+	r = &c->recs[c->n];
+	memset(r, 0, sizeof(*r));
+	r->misc = hdr->misc;
+	r->size = hdr->size;
+	r->user_start = -1;
+	if (hdr->type == PERF_RECORD_SAMPLE) {
+		struct ds_sample s;
+
+		if (ds_parse_sample(hdr, &s) || s.nr > DS_MAX_IPS) {
+			c->bad++;
+			return;
+		}
+		r->tid = s.tid;
+		r->cpu = s.cpu;
+		r->time = s.time;
+		r->nr = s.nr;
+		memcpy(r->ips, s.ips, s.nr * 8);
+		r->cookie = ds_chain_cookie(s.ips, s.nr);
+		for (uint64_t i = 0; i < s.nr; i++) {
+			if (s.ips[i] == PERF_CONTEXT_USER) {
+				r->user_start = (int)i + 1;
+				break;
+			}
+		}
+	} else {
+		struct ds_deferred d;
+
+		if (ds_parse_deferred(hdr, &d) || d.nr > DS_MAX_IPS) {
+			c->bad++;
+			return;
+		}
+		r->deferred = 1;
+		r->tid = d.tid;
+		r->cpu = d.cpu;
+		r->time = d.time;
+		r->cookie = d.cookie;
+		r->nr = d.nr;
+		memcpy(r->ips, d.ips, d.nr * 8);
+		r->user_start = 0;
+	}
+	c->n++;
+}
+
+void ds_collect_free(struct ds_collect *c)
+{
+	free(c->recs);
+	memset(c, 0, sizeof(*c));
+}
+
+static const struct ds_rec *find_record(const struct ds_collect *c, uint32_t tid,
+					uint64_t cookie, long *count)
+{
+	const struct ds_rec *found = NULL;
+
+	*count = 0;
+	for (long i = 0; i < c->n; i++) {
+		const struct ds_rec *r = &c->recs[i];
+
+		if (r->deferred && r->tid == tid && r->cookie == cookie) {
+			found = found ? found : r;
+			(*count)++;
+		}
+	}
+	return found;
+}
+
+void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab *st,
+	       struct ds_verdict *v)
+{
+	memset(v, 0, sizeof(*v));
+	for (long i = 0; i < c->n; i++) {
+		const struct ds_rec *r = &c->recs[i], *d;
+		long count;
+
+		if (tid && r->tid != tid)
+			continue;
+		if (r->deferred) {
+			long marks = 0;
+
+			v->records++;
+			find_record(c, r->tid, r->cookie, &count);
+			if (count > 1)
+				v->dup_records++;
+			for (long j = 0; j < c->n; j++)
+				marks += !c->recs[j].deferred && c->recs[j].tid == r->tid &&
+					 c->recs[j].cookie == r->cookie;
+			if (!marks)
+				v->orphan_records++;
+			continue;
+		}
+		v->samples++;
+		if (r->nr >= 2 && r->ips[r->nr - 2] == DS_CONTEXT_USER_DEFERRED) {
+			v->marker_samples++;
+			if (!r->cookie)
+				v->zero_cookies++;
+			if (r->nr == 2)
+				v->user_mode_samples++;
+			else if (r->ips[0] == PERF_CONTEXT_KERNEL)
+				v->kernel_chain_in_marker++;
+			d = find_record(c, r->tid, r->cookie, &count);
+			if (!d) {
+				v->unmatched++;
+				continue;
+			}
+			v->matched++;
+			v->read_stitched += ds_chain_has_sequence(st, d->ips, d->nr,
+								  workload_read_chain);
+			v->spin_stitched += ds_chain_has_sequence(st, d->ips, d->nr,
+								  workload_spin_chain);
+			/* One kernel entry, one cookie: no other cookie of this task between
+			 * two samples with the same cookie. */
+			for (long j = i + 1; j < c->n; j++) {
+				const struct ds_rec *q = &c->recs[j];
+
+				if (q->deferred || q->tid != r->tid || !q->cookie)
+					continue;
+				if (q->cookie == r->cookie)
+					break;
+				for (long k = j + 1; k < c->n; k++) {
+					if (!c->recs[k].deferred && c->recs[k].tid == r->tid &&
+					    c->recs[k].cookie == r->cookie) {
+						v->interleaved++;
+						break;
+					}
+				}
+				break;
+			}
+		} else if (r->user_start >= 0) {
+			v->classic_samples++;
+		}
+	}
+	printf("# samples %ld: marker %ld (user-mode %ld, with kernel chain %ld), classic %ld\n",
+	       v->samples, v->marker_samples, v->user_mode_samples,
+	       v->kernel_chain_in_marker, v->classic_samples);
+	printf("# deferred records %ld: matched samples %ld, unmatched %ld, duplicate %ld, orphan %ld\n",
+	       v->records, v->matched, v->unmatched, v->dup_records, v->orphan_records);
+	printf("# stitched read chain %ld, spin chain %ld; zero cookies %ld; interleaved %ld\n",
+	       v->read_stitched, v->spin_stitched, v->zero_cookies, v->interleaved);
+	if (v->records)
+		printf("# dedup: %.2f samples per deferred record\n",
+		       (double)v->marker_samples / v->records);
+}
+
+void ds_print_layout(const struct ds_collect *c)
+{
+	int seen_def = 0, seen_umode = 0, seen_kmode = 0;
+
+	for (long i = 0; i < c->n; i++) {
+		const struct ds_rec *r = &c->recs[i];
+
+		if (r->deferred && !seen_def) {
+			seen_def = 1;
+			printf("# layout: deferred type=22 misc=0x%x size=%s first_ip=%s "
+			       "sample_id=tid,time,cpu cookie=%s\n", r->misc,
+			       r->size == 8 + 16 + 8 * r->nr + 24 ? "hdr+16+8*nr+id" : "other",
+			       r->ips[0] == PERF_CONTEXT_USER ? "CONTEXT_USER" :
+			       ds_is_kernel_ip(r->ips[0]) ? "kernel" : "user",
+			       r->cookie ? "nonzero" : "zero");
+		} else if (!r->deferred && r->cookie && r->nr == 2 && !seen_umode) {
+			seen_umode = 1;
+			printf("# layout: sample user-mode nr=2 ips=[USER_DEFERRED,cookie] misc=0x%x\n",
+			       r->misc);
+		} else if (!r->deferred && r->cookie && r->nr > 2 && !seen_kmode) {
+			seen_kmode = 1;
+			printf("# layout: sample kernel-mode ips=[%s,kernel...,USER_DEFERRED,cookie]"
+			       " misc=0x%x\n",
+			       r->ips[0] == PERF_CONTEXT_KERNEL ? "CONTEXT_KERNEL" : "other",
+			       r->misc);
+		}
+	}
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Collects samples and deferred records of one buffer and checks them against
+ * the deferred-callchain contract: every marker's cookie is non-zero and
+ * matched by exactly one deferred record of the same task, the stitched user
+ * chain holds the workload's functions, samples of one kernel entry share a
+ * cookie and different entries never do.
+ */
+#ifndef DS_STITCH_UTIL_H
+#define DS_STITCH_UTIL_H
+
+#include "perf_util.h"
+
+#define DS_MAX_IPS 128
+
+struct ds_rec {
+	int deferred;			/* 1: CALLCHAIN_DEFERRED, 0: sample */
+	uint16_t misc;
+	uint16_t size;
+	uint32_t tid;
+	uint32_t cpu;
+	uint64_t time;
+	uint64_t cookie;		/* 0: classic sample */
+	uint64_t nr;
+	uint64_t ips[DS_MAX_IPS];
+	int user_start;			/* index of the first user ip, -1: none */
+};
+
+struct ds_collect {
+	struct ds_rec *recs;
+	long n, cap;
+	long other, lost, bad;
+	int ring_id;			/* which buffer records came from (per-CPU tests) */
+};
+
+void ds_collect_record(const struct perf_event_header *hdr, void *arg);
+void ds_collect_free(struct ds_collect *c);
+
+struct ds_verdict {
+	long samples, marker_samples, classic_samples, user_mode_samples;
+	long records, matched, unmatched, dup_records, orphan_records;
+	long zero_cookies, interleaved, read_stitched, spin_stitched;
+	long kernel_chain_in_marker;
+};
+
+/*
+ * Check the collected records of task @tid (0: all tasks). Prints diagnostics
+ * and returns the verdict; @st symbolizes the workload.
+ */
+void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab *st,
+	       struct ds_verdict *v);
+
+/* Print one "# layout:" line per record kind, for the differential test. */
+void ds_print_layout(const struct ds_collect *c);
+
+#endif
