@@ -1,0 +1,86 @@
+# deferstack user space: library, CLI, tests, fuzz target, benchmark.
+# Outputs go to out/.  Targets: all static check fuzz bench clean
+CC      ?= cc
+CLANG   ?= clang
+OUT     ?= out
+CFLAGS  ?= -O2 -g
+WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
+CPPFLAGS += -Iinclude -Ilib
+LDLIBS  := -lelf
+STATIC_LDLIBS := -lelf -lz
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_TIME ?= 60
+
+LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
+           lib/symbols.c lib/fold.c
+LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h
+CLI_SRC := tools/deferstack.c tools/record.c tools/cmds.c
+CLI_HDR := tools/cli.h
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+
+LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
+SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
+
+.PHONY: all static check unit golden cli-tests e2e fuzz bench clean
+
+all: $(OUT)/libdeferstack.a $(OUT)/deferstack
+
+$(OUT)/obj/%.o: %.c $(LIB_HDR) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+
+$(OUT)/san/%.o: %.c $(LIB_HDR) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) -c $< -o $@
+
+$(OUT)/libdeferstack.a: $(LIB_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(OUT)/libdeferstack-san.a: $(SAN_OBJ)
+	rm -f $@ && ar rcs $@ $^
+
+$(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Statically linked CLI (libelf.a needs zlib; Debian's libelf.a is built
+# without zstd support, so -lz is enough).
+static: $(OUT)/static/deferstack
+$(OUT)/static/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -static -o $@ $^ $(STATIC_LDLIBS)
+
+# ---- tests: cmocka unit + golden tests (ASan+UBSan), CLI bad-input, host e2e
+$(OUT)/san/deferstack: $(CLI_SRC:%.c=$(OUT)/san/%.o) $(OUT)/libdeferstack-san.a
+	$(CC) $(SAN) -o $@ $^ $(LDLIBS)
+
+$(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
+		$(OUT)/libdeferstack-san.a $(LDLIBS) -lcmocka
+
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
+
+check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack
+	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
+
+# ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
+$(OUT)/fuzz/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c $(LIB_SRC) $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CLANG) $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
+		tests/fuzz/fuzz_perfdata.c $(LIB_SRC) -o $@ $(LDLIBS)
+
+fuzz: $(OUT)/fuzz/fuzz_perfdata
+	@mkdir -p $(OUT)/fuzz/corpus
+	$(OUT)/fuzz/fuzz_perfdata -max_total_time=$(FUZZ_TIME) -max_len=65536 \
+		-print_final_stats=1 $(OUT)/fuzz/corpus tests/fuzz/corpus
+
+# ---- bench: synthetic >= 10M record stream through merge + stitcher
+$(OUT)/bench/stitch_bench: bench/stitch_bench.c $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
+
+bench: $(OUT)/bench/stitch_bench
+	$(OUT)/bench/stitch_bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/* Private helpers of libdeferstack. */
+#ifndef DEFERSTACK_INTERNAL_H
+#define DEFERSTACK_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline uint32_t ds_rd32(const void *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t ds_rd64(const void *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static inline uint64_t ds_hash64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
+static inline uint64_t ds_hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s) {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+/* Grow *buf (element size esz) to hold at least need elements. */
+static inline int ds_grow(void *pbuf, size_t *cap, size_t need, size_t esz)
+{
+	void **buf = pbuf;
+	size_t n = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2 / esz)
+			return -12; /* -ENOMEM */
+		n *= 2;
+	}
+	p = realloc(*buf, n * esz);
+	if (!p)
+		return -12;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+#endif

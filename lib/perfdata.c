@@ -1,0 +1,549 @@
+// SPDX-License-Identifier: MIT
+/* perf.data (PERFILE2) reader and writer. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "deferstack/deferstack.h"
+#include "internal.h"
+
+#define PERF_MAGIC2 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
+#define PERF_MAGIC2_SWAPPED 0x50455246494c4532ULL
+#define PERF_MAGIC1 0x454c494646524550ULL	/* "PERFFILE" */
+
+/* tools/perf/util/header.h feature numbers */
+enum {
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_VERSION = 5,
+	FEAT_ARCH = 6,
+	FEAT_NRCPUS = 7,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_BITS = 256,
+};
+
+struct file_section {
+	uint64_t offset, size;
+};
+
+struct file_header {
+	uint64_t magic, size, attr_size;
+	struct file_section attrs, data, event_types;
+	uint64_t features[FEAT_BITS / 64];
+};
+
+_Static_assert(sizeof(struct file_header) == 104, "perf_file_header is 104 bytes");
+
+#define MAX_ATTRS 4096
+#define MAX_IDS (1u << 20)
+#define MAX_ATTR_SIZE 4096
+
+static int rerr(struct ds_reader *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int read_at(struct ds_reader *r, uint64_t off, void *buf, size_t len)
+{
+	if (off > r->file_size || len > r->file_size - off)
+		return -EINVAL;
+	if (fseeko(r->f, (off_t)off, SEEK_SET) != 0)
+		return -errno;
+	if (fread(buf, 1, len, r->f) != len)
+		return ferror(r->f) ? -EIO : -EINVAL;
+	return 0;
+}
+
+static bool in_file(const struct ds_reader *r, const struct file_section *s)
+{
+	return s->offset <= r->file_size && s->size <= r->file_size - s->offset;
+}
+
+/* Event names from HEADER_EVENT_DESC; failures only lose the names. */
+static void read_event_desc(struct ds_reader *r, const struct file_section *sec)
+{
+	uint8_t *b, *p, *end;
+	uint32_t nr, sz;
+
+	if (!in_file(r, sec) || sec->size < 8 || sec->size > (1u << 24))
+		return;
+	b = malloc(sec->size);
+	if (!b)
+		return;
+	if (read_at(r, sec->offset, b, sec->size))
+		goto out;
+	end = b + sec->size;
+	nr = ds_rd32(b);
+	sz = ds_rd32(b + 4);
+	p = b + 8;
+	for (uint32_t i = 0; i < nr; i++) {
+		struct perf_event_attr a;
+		uint32_t nids, slen;
+		uint64_t id0 = 0;
+
+		if (sz < PERF_ATTR_SIZE_VER0 || (size_t)(end - p) < (size_t)sz + 8)
+			break;
+		memset(&a, 0, sizeof(a));
+		memcpy(&a, p, sz < sizeof(a) ? sz : sizeof(a));
+		p += sz;
+		nids = ds_rd32(p);
+		slen = ds_rd32(p + 4);
+		p += 8;
+		if ((size_t)(end - p) < slen || !slen || !memchr(p, 0, slen))
+			break;
+		{
+			const char *name = (const char *)p;
+			uint8_t *ids = p + slen;
+
+			if ((size_t)(end - ids) / 8 < nids)
+				break;
+			if (nids)
+				id0 = ds_rd64(ids);
+			for (size_t k = 0; k < r->nr_attrs; k++) {
+				struct ds_attr *da = &r->attrs[k];
+				bool match = nids && da->nr_ids ? da->ids[0] == id0 : k == i;
+
+				if (match && !da->name)
+					da->name = strdup(name);
+			}
+			p = ids + (size_t)nids * 8;
+		}
+	}
+out:
+	free(b);
+}
+
+int ds_reader_open(struct ds_reader *r, const char *path)
+{
+	struct file_header fh;
+	struct stat stbuf;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->f = fopen(path, "rb");
+	if (!r->f)
+		return rerr(r, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(fileno(r->f), &stbuf) != 0) {
+		err = -errno;
+		goto fail_msg;
+	}
+	r->file_size = (uint64_t)stbuf.st_size;
+	if (r->file_size < 8) {
+		err = rerr(r, -EINVAL, "%s: not a perf.data file (too short)", path);
+		goto fail;
+	}
+	memset(&fh, 0, sizeof(fh));
+	if (read_at(r, 0, &fh.magic, 8)) {
+		err = rerr(r, -EIO, "%s: read error", path);
+		goto fail;
+	}
+	if (fh.magic == PERF_MAGIC2_SWAPPED) {
+		err = rerr(r, -EOPNOTSUPP, "%s: byte-swapped perf.data is not supported", path);
+		goto fail;
+	}
+	if (fh.magic == PERF_MAGIC1) {
+		err = rerr(r, -EOPNOTSUPP, "%s: old PERFFILE format is not supported", path);
+		goto fail;
+	}
+	if (fh.magic != PERF_MAGIC2) {
+		err = rerr(r, -EINVAL, "%s: bad magic, not a perf.data file", path);
+		goto fail;
+	}
+	if (r->file_size < sizeof(fh) || read_at(r, 0, &fh, sizeof(fh))) {
+		err = rerr(r, -EINVAL, "%s: truncated header", path);
+		goto fail;
+	}
+	if (fh.size == 16) {
+		err = rerr(r, -EOPNOTSUPP, "%s: pipe-mode perf.data is not supported", path);
+		goto fail;
+	}
+	if (fh.size != sizeof(fh)) {
+		err = rerr(r, -EINVAL, "%s: bad header size %llu", path,
+			   (unsigned long long)fh.size);
+		goto fail;
+	}
+	if (fh.attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) ||
+	    fh.attr_size > MAX_ATTR_SIZE || fh.attrs.size % fh.attr_size ||
+	    fh.attrs.size / fh.attr_size == 0 || fh.attrs.size / fh.attr_size > MAX_ATTRS ||
+	    !in_file(r, &fh.attrs)) {
+		err = rerr(r, -EINVAL, "%s: bad attr section (attr_size %llu, size %llu)",
+			   path, (unsigned long long)fh.attr_size,
+			   (unsigned long long)fh.attrs.size);
+		goto fail;
+	}
+	if (!in_file(r, &fh.data)) {
+		err = rerr(r, -EINVAL,
+			   "%s: data section (offset %llu size %llu) past end of file "
+			   "(%llu bytes): truncated file?", path,
+			   (unsigned long long)fh.data.offset, (unsigned long long)fh.data.size,
+			   (unsigned long long)r->file_size);
+		goto fail;
+	}
+	r->nr_attrs = fh.attrs.size / fh.attr_size;
+	r->attrs = calloc(r->nr_attrs, sizeof(*r->attrs));
+	if (!r->attrs) {
+		err = -ENOMEM;
+		goto fail_msg;
+	}
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		uint8_t raw[MAX_ATTR_SIZE];
+		size_t asz = fh.attr_size - sizeof(struct file_section);
+		struct file_section ids;
+		struct ds_attr *da = &r->attrs[i];
+
+		if (read_at(r, fh.attrs.offset + i * fh.attr_size, raw, fh.attr_size)) {
+			err = rerr(r, -EINVAL, "%s: truncated attr %zu", path, i);
+			goto fail;
+		}
+		memcpy(&da->attr, raw, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
+		memcpy(&ids, raw + asz, sizeof(ids));
+		if (ids.size % 8 || ids.size / 8 > MAX_IDS || !in_file(r, &ids)) {
+			err = rerr(r, -EINVAL, "%s: bad id section of attr %zu", path, i);
+			goto fail;
+		}
+		da->nr_ids = ids.size / 8;
+		if (da->nr_ids) {
+			da->ids = calloc(da->nr_ids, 8);
+			if (!da->ids) {
+				err = -ENOMEM;
+				goto fail_msg;
+			}
+			if (read_at(r, ids.offset, da->ids, ids.size)) {
+				err = rerr(r, -EINVAL, "%s: truncated ids of attr %zu", path, i);
+				goto fail;
+			}
+		}
+	}
+	r->sample_id_all = r->attrs[0].attr.sample_id_all;
+	r->use_identifier = r->nr_attrs > 1;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		if (!(r->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
+			r->use_identifier = false;
+	}
+	if (r->nr_attrs > 1 && !r->use_identifier) {
+		for (size_t i = 1; i < r->nr_attrs; i++) {
+			if (r->attrs[i].attr.sample_type != r->attrs[0].attr.sample_type) {
+				err = rerr(r, -EOPNOTSUPP,
+					   "%s: attrs with different sample_type and no "
+					   "PERF_SAMPLE_IDENTIFIER", path);
+				goto fail;
+			}
+		}
+	}
+	memcpy(r->feat_bits, fh.features, sizeof(r->feat_bits));
+	if (fh.features[0] & (1ULL << FEAT_EVENT_DESC)) {
+		struct file_section sec;
+		uint64_t off = fh.data.offset + fh.data.size;
+		int idx = 0;
+
+		for (int b = 1; b < FEAT_EVENT_DESC; b++)
+			idx += !!(fh.features[0] & (1ULL << b));
+		if (!read_at(r, off + (uint64_t)idx * sizeof(sec), &sec, sizeof(sec)))
+			read_event_desc(r, &sec);
+	}
+	r->data_off = fh.data.offset;
+	r->data_size = fh.data.size;
+	r->pos = 0;
+	r->buf_cap = 65536;
+	r->buf = malloc(r->buf_cap);
+	if (!r->buf) {
+		err = -ENOMEM;
+		goto fail_msg;
+	}
+	if (fseeko(r->f, (off_t)r->data_off, SEEK_SET) != 0) {
+		err = -errno;
+		goto fail_msg;
+	}
+	return 0;
+fail_msg:
+	rerr(r, err, "%s: %s", path, strerror(-err));
+fail:
+	{
+		char msg[sizeof(r->err)];
+
+		memcpy(msg, r->err, sizeof(msg));
+		ds_reader_close(r);
+		memcpy(r->err, msg, sizeof(msg));
+	}
+	return err;
+}
+
+void ds_reader_close(struct ds_reader *r)
+{
+	if (r->f)
+		fclose(r->f);
+	for (size_t i = 0; r->attrs && i < r->nr_attrs; i++) {
+		free(r->attrs[i].ids);
+		free(r->attrs[i].name);
+	}
+	free(r->attrs);
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
+{
+	struct perf_event_header h;
+	uint64_t left = r->data_size - r->pos;
+
+	if (left == 0)
+		return 0;
+	if (left < sizeof(h))
+		return rerr(r, -EINVAL, "truncated record header at data offset %llu",
+			    (unsigned long long)r->pos);
+	if (fread(&h, 1, sizeof(h), r->f) != sizeof(h))
+		return rerr(r, -EIO, "read error at data offset %llu",
+			    (unsigned long long)r->pos);
+	if (h.size < sizeof(h))
+		return rerr(r, -EINVAL, "record of size %u (type %u) at data offset %llu",
+			    h.size, h.type, (unsigned long long)r->pos);
+	if (h.size > left)
+		return rerr(r, -EINVAL,
+			    "record of size %u at data offset %llu runs past the data "
+			    "section (%llu bytes left): truncated?", h.size,
+			    (unsigned long long)r->pos, (unsigned long long)left);
+	memcpy(r->buf, &h, sizeof(h));
+	if (fread(r->buf + sizeof(h), 1, h.size - sizeof(h), r->f) != h.size - sizeof(h))
+		return rerr(r, -EIO, "read error at data offset %llu",
+			    (unsigned long long)r->pos);
+	r->pos += h.size;
+	*rec = (const void *)r->buf;
+	return 1;
+}
+
+const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
+					const struct perf_event_header *rec)
+{
+	uint64_t id;
+
+	if (!r->use_identifier || rec->size < 16)
+		return &r->attrs[0];
+	if (rec->type == PERF_RECORD_SAMPLE)
+		id = ds_rd64((const uint8_t *)rec + 8);
+	else if (r->sample_id_all && rec->type < DS_RECORD_USER_TYPE_START)
+		id = ds_rd64((const uint8_t *)rec + rec->size - 8);
+	else
+		return &r->attrs[0];
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
+			if (r->attrs[i].ids[k] == id)
+				return &r->attrs[i];
+		}
+	}
+	return &r->attrs[0];
+}
+
+int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
+		    struct ds_event *ev)
+{
+	const struct ds_attr *a = ds_reader_attr_of(r, rec);
+
+	return ds_event_parse(rec, rec->size, a->attr.sample_type, r->sample_id_all, ev);
+}
+
+/* ---------------------------------------------------------------- writer */
+
+static void wr(struct ds_writer *w, const void *p, size_t n)
+{
+	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
+		w->err = -EIO;
+}
+
+static uint64_t wpos(struct ds_writer *w)
+{
+	off_t o = ftello(w->f);
+
+	if (o < 0 && !w->err)
+		w->err = -errno;
+	return o < 0 ? 0 : (uint64_t)o;
+}
+
+int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
+		   size_t nr_attrs)
+{
+	struct file_header fh;
+
+	memset(w, 0, sizeof(*w));
+	if (!nr_attrs || nr_attrs > MAX_ATTRS)
+		return -EINVAL;
+	w->attrs = calloc(nr_attrs, sizeof(*w->attrs));
+	if (!w->attrs)
+		return -ENOMEM;
+	w->nr_attrs = nr_attrs;
+	for (size_t i = 0; i < nr_attrs; i++) {
+		w->attrs[i].attr = attrs[i].attr;
+		w->attrs[i].attr.size = sizeof(struct perf_event_attr);
+		w->attrs[i].nr_ids = attrs[i].nr_ids;
+		if (attrs[i].nr_ids) {
+			w->attrs[i].ids = malloc(attrs[i].nr_ids * 8);
+			if (!w->attrs[i].ids)
+				goto nomem;
+			memcpy(w->attrs[i].ids, attrs[i].ids, attrs[i].nr_ids * 8);
+		}
+		if (attrs[i].name && !(w->attrs[i].name = strdup(attrs[i].name)))
+			goto nomem;
+	}
+	w->f = fopen(path, "wb");
+	if (!w->f) {
+		int err = -errno;
+
+		ds_writer_close(w, NULL);
+		return err;
+	}
+	memset(&fh, 0, sizeof(fh));
+	wr(w, &fh, sizeof(fh));
+	/* attr array after the header, ids arrays after it, then data */
+	{
+		uint64_t ids_off = sizeof(fh) + nr_attrs *
+			(sizeof(struct perf_event_attr) + sizeof(struct file_section));
+
+		for (size_t i = 0; i < nr_attrs; i++) {
+			struct file_section s = { ids_off, w->attrs[i].nr_ids * 8 };
+
+			wr(w, &w->attrs[i].attr, sizeof(struct perf_event_attr));
+			wr(w, &s, sizeof(s));
+			ids_off += s.size;
+		}
+		for (size_t i = 0; i < nr_attrs; i++)
+			wr(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8);
+		w->data_off = ids_off;
+	}
+	return w->err;
+nomem:
+	ds_writer_close(w, NULL);
+	return -ENOMEM;
+}
+
+int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec)
+{
+	if (rec->size < sizeof(*rec))
+		return -EINVAL;
+	wr(w, rec, rec->size);
+	w->data_size += rec->size;
+	return w->err;
+}
+
+int ds_writer_round(struct ds_writer *w)
+{
+	struct perf_event_header h = { DS_RECORD_FINISHED_ROUND, 0, sizeof(h) };
+
+	return ds_writer_write(w, &h);
+}
+
+/* struct perf_header_string: u32 len (incl. NUL, padded to 64) + bytes */
+static void wr_string(struct ds_writer *w, const char *s)
+{
+	static const char zero[64];
+	uint32_t n = (uint32_t)strlen(s) + 1, len = (n + 63) & ~63u;
+
+	wr(w, &len, 4);
+	wr(w, s, n);
+	wr(w, zero, len - n);
+}
+
+int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
+{
+	static const struct ds_writer_info none;
+	int err;
+
+	if (!info)
+		info = &none;
+	if (w->f) {
+		struct file_header fh;
+		struct file_section secs[8];
+		int feats[8], nf = 0;
+		uint64_t table;
+
+		if (info->hostname)
+			feats[nf++] = FEAT_HOSTNAME;
+		if (info->osrelease)
+			feats[nf++] = FEAT_OSRELEASE;
+		if (info->version)
+			feats[nf++] = FEAT_VERSION;
+		if (info->arch)
+			feats[nf++] = FEAT_ARCH;
+		if (info->nr_cpus_avail)
+			feats[nf++] = FEAT_NRCPUS;
+		if (info->argv)
+			feats[nf++] = FEAT_CMDLINE;
+		feats[nf++] = FEAT_EVENT_DESC;
+
+		table = w->data_off + w->data_size;
+		memset(secs, 0, sizeof(secs));
+		wr(w, secs, nf * sizeof(secs[0]));	/* placeholder table */
+		for (int i = 0; i < nf; i++) {
+			secs[i].offset = wpos(w);
+			switch (feats[i]) {
+			case FEAT_HOSTNAME: wr_string(w, info->hostname); break;
+			case FEAT_OSRELEASE: wr_string(w, info->osrelease); break;
+			case FEAT_VERSION: wr_string(w, info->version); break;
+			case FEAT_ARCH: wr_string(w, info->arch); break;
+			case FEAT_NRCPUS:
+				wr(w, &info->nr_cpus_avail, 4);
+				wr(w, &info->nr_cpus_online, 4);
+				break;
+			case FEAT_CMDLINE: {
+				uint32_t n = (uint32_t)info->argc;
+
+				wr(w, &n, 4);
+				for (int k = 0; k < info->argc; k++)
+					wr_string(w, info->argv[k]);
+				break;
+			}
+			case FEAT_EVENT_DESC: {
+				uint32_t n = (uint32_t)w->nr_attrs;
+				uint32_t sz = sizeof(struct perf_event_attr);
+
+				wr(w, &n, 4);
+				wr(w, &sz, 4);
+				for (size_t k = 0; k < w->nr_attrs; k++) {
+					uint32_t nids = (uint32_t)w->attrs[k].nr_ids;
+
+					wr(w, &w->attrs[k].attr, sz);
+					wr(w, &nids, 4);
+					wr_string(w, w->attrs[k].name ? w->attrs[k].name
+								      : "unknown");
+					wr(w, w->attrs[k].ids, nids * 8);
+				}
+				break;
+			}
+			}
+			secs[i].size = wpos(w) - secs[i].offset;
+		}
+		memset(&fh, 0, sizeof(fh));
+		fh.magic = PERF_MAGIC2;
+		fh.size = sizeof(fh);
+		fh.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+		fh.attrs.offset = sizeof(fh);
+		fh.attrs.size = w->nr_attrs * fh.attr_size;
+		fh.data.offset = w->data_off;
+		fh.data.size = w->data_size;
+		for (int i = 0; i < nf; i++)
+			fh.features[feats[i] / 64] |= 1ULL << (feats[i] % 64);
+		if (!w->err && fseeko(w->f, (off_t)table, SEEK_SET) != 0)
+			w->err = -errno;
+		wr(w, secs, nf * sizeof(secs[0]));
+		if (!w->err && fseeko(w->f, 0, SEEK_SET) != 0)
+			w->err = -errno;
+		wr(w, &fh, sizeof(fh));
+	}
+	if (w->f && fclose(w->f) != 0 && !w->err)
+		w->err = -EIO;
+	err = w->err;
+	for (size_t i = 0; w->attrs && i < w->nr_attrs; i++) {
+		free(w->attrs[i].ids);
+		free(w->attrs[i].name);
+	}
+	free(w->attrs);
+	memset(w, 0, sizeof(*w));
+	return err;
+}

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Stitcher: joins samples ending in PERF_CONTEXT_USER_DEFERRED, cookie with
+ * the PERF_RECORD_CALLCHAIN_DEFERRED of the same (tid, cookie).
+ *
+ * Per task we keep at most one deferred record (the latest, until the
+ * task's cookie changes) and a FIFO of samples waiting for the record of
+ * one cookie.  Pending samples are flushed kernel-only when the task's
+ * cookie changes, when it exits, at the end of data, or when the FIFO is
+ * full.  Memory is O(pending samples + live tasks).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deferstack/deferstack.h"
+#include "internal.h"
+
+struct pend {
+	struct pend *next;
+	uint64_t sample_type;
+	uint64_t time;
+	uint64_t data[];
+};
+
+struct ds_task {
+	uint32_t tid;
+	bool has_rec;
+	uint64_t rec_cookie;
+	uint64_t *rec_ips;
+	size_t rec_nr, rec_cap;
+	uint64_t pend_cookie;
+	struct pend *ph, *pt;
+	size_t npend;
+};
+
+int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch_cb cb,
+		   void *cb_arg)
+{
+	memset(s, 0, sizeof(*s));
+	s->max_pending_per_task = max_pending_per_task ? max_pending_per_task : 65536;
+	s->cb = cb;
+	s->cb_arg = cb_arg;
+	s->tab_cap = 64;
+	s->tab = calloc(s->tab_cap, sizeof(*s->tab));
+	return s->tab ? 0 : -ENOMEM;
+}
+
+static void task_free(struct ds_task *t)
+{
+	struct pend *p = t->ph;
+
+	while (p) {
+		struct pend *n = p->next;
+
+		free(p);
+		p = n;
+	}
+	free(t->rec_ips);
+	free(t);
+}
+
+void ds_stitch_destroy(struct ds_stitcher *s)
+{
+	for (size_t i = 0; s->tab && i < s->tab_cap; i++) {
+		if (s->tab[i])
+			task_free(s->tab[i]);
+	}
+	free(s->tab);
+	free(s->chain_buf);
+	memset(s, 0, sizeof(*s));
+}
+
+static size_t slot_of(const struct ds_stitcher *s, uint32_t tid)
+{
+	size_t mask = s->tab_cap - 1, i = ds_hash64(tid) & mask;
+
+	while (s->tab[i] && s->tab[i]->tid != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+static int rehash(struct ds_stitcher *s)
+{
+	struct ds_task **old = s->tab;
+	size_t old_cap = s->tab_cap;
+
+	s->tab = calloc(old_cap * 2, sizeof(*s->tab));
+	if (!s->tab) {
+		s->tab = old;
+		return -ENOMEM;
+	}
+	s->tab_cap = old_cap * 2;
+	for (size_t i = 0; i < old_cap; i++) {
+		if (old[i])
+			s->tab[slot_of(s, old[i]->tid)] = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+static struct ds_task *task_get(struct ds_stitcher *s, uint32_t tid, int *err)
+{
+	size_t i;
+
+	if ((s->tab_used + 1) * 4 > s->tab_cap * 3) {
+		*err = rehash(s);
+		if (*err)
+			return NULL;
+	}
+	i = slot_of(s, tid);
+	if (!s->tab[i]) {
+		s->tab[i] = calloc(1, sizeof(struct ds_task));
+		if (!s->tab[i]) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		s->tab[i]->tid = tid;
+		s->tab_used++;
+	}
+	return s->tab[i];
+}
+
+/* Remove the task of tid (backward-shift deletion, linear probing). */
+static void task_del(struct ds_stitcher *s, uint32_t tid)
+{
+	size_t mask = s->tab_cap - 1, i = slot_of(s, tid), j;
+
+	if (!s->tab[i])
+		return;
+	task_free(s->tab[i]);
+	s->tab[i] = NULL;
+	s->tab_used--;
+	j = i;
+	for (;;) {
+		size_t k;
+
+		j = (j + 1) & mask;
+		if (!s->tab[j])
+			break;
+		k = ds_hash64(s->tab[j]->tid) & mask;
+		/* move j to i unless its home k lies cyclically in (i, j] */
+		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
+			s->tab[i] = s->tab[j];
+			s->tab[j] = NULL;
+			i = j;
+		}
+	}
+}
+
+static int emit(struct ds_stitcher *s, struct ds_stitch_out *o)
+{
+	return s->cb ? s->cb(s->cb_arg, o) : 0;
+}
+
+static int chain_reserve(struct ds_stitcher *s, size_t n)
+{
+	return ds_grow(&s->chain_buf, &s->chain_cap, n, sizeof(uint64_t));
+}
+
+/* Emit a deferred sample, stitched with ips (if non-NULL) or kernel-only. */
+static int emit_deferred(struct ds_stitcher *s, const struct ds_event *ev,
+			 const uint64_t *ips, size_t nr_ips, bool record_first,
+			 enum ds_unmatched_reason why)
+{
+	struct ds_stitch_out o;
+	size_t kn = ev->nr - 2;	/* drop USER_DEFERRED, cookie */
+	int err = chain_reserve(s, kn + 1 + nr_ips);
+
+	if (err)
+		return err;
+	memcpy(s->chain_buf, ev->chain, kn * 8);
+	memset(&o, 0, sizeof(o));
+	o.ev = ev;
+	o.cookie = ev->cookie;
+	o.chain = s->chain_buf;
+	if (ips) {
+		s->chain_buf[kn] = PERF_CONTEXT_USER;
+		memcpy(s->chain_buf + kn + 1, ips, nr_ips * 8);
+		o.nr = kn + 1 + nr_ips;
+		o.kind = DS_OUT_STITCHED;
+		o.record_first = record_first;
+		s->st.stitched++;
+		s->st.record_first += record_first;
+	} else {
+		o.nr = kn;
+		o.kind = DS_OUT_KERNEL_ONLY;
+		o.reason = why;
+		s->st.kernel_only++;
+		switch (why) {
+		case DS_UNM_COOKIE_CHANGED: s->st.unm_cookie++; break;
+		case DS_UNM_EXIT: s->st.unm_exit++; break;
+		case DS_UNM_OVERFLOW: s->st.unm_overflow++; break;
+		default: s->st.unm_end++; break;
+		}
+	}
+	return emit(s, &o);
+}
+
+/* Pop the oldest pending sample of t and emit it. */
+static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t *ips,
+		       size_t nr_ips, enum ds_unmatched_reason why)
+{
+	struct pend *p = t->ph;
+	struct ds_event ev;
+	int err;
+
+	t->ph = p->next;
+	if (!t->ph)
+		t->pt = NULL;
+	t->npend--;
+	s->pending_total--;
+	err = ds_event_parse(p->data, ((struct perf_event_header *)p->data)->size,
+			     p->sample_type, false, &ev);
+	if (!err)
+		err = emit_deferred(s, &ev, ips, nr_ips, false, why);
+	free(p);
+	return err;
+}
+
+static int flush_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t *ips,
+			 size_t nr_ips, enum ds_unmatched_reason why)
+{
+	int err = 0;
+
+	while (t->ph && !err)
+		err = pop_pending(s, t, ips, nr_ips, why);
+	return err;
+}
+
+static int on_deferred_sample(struct ds_stitcher *s, const struct ds_event *ev)
+{
+	struct ds_task *t;
+	struct pend *p;
+	int err = 0;
+
+	t = task_get(s, ev->tid, &err);
+	if (!t)
+		return err;
+	if (t->has_rec && t->rec_cookie == ev->cookie)
+		return emit_deferred(s, ev, t->rec_ips, t->rec_nr, true, DS_UNM_NONE);
+	/* the task is in another kernel entry now: the old record is useless */
+	t->has_rec = false;
+	if (t->npend && t->pend_cookie != ev->cookie) {
+		err = flush_pending(s, t, NULL, 0, DS_UNM_COOKIE_CHANGED);
+		if (err)
+			return err;
+	}
+	if (t->npend >= s->max_pending_per_task) {
+		err = pop_pending(s, t, NULL, 0, DS_UNM_OVERFLOW);
+		if (err)
+			return err;
+	}
+	p = malloc(sizeof(*p) + ((ev->size + 7u) & ~7u));
+	if (!p)
+		return -ENOMEM;
+	p->next = NULL;
+	p->sample_type = ev->sample_type;
+	p->time = ev->time;
+	memcpy(p->data, ev->hdr, ev->size);
+	if (t->pt)
+		t->pt->next = p;
+	else
+		t->ph = p;
+	t->pt = p;
+	t->npend++;
+	t->pend_cookie = ev->cookie;
+	if (++s->pending_total > s->st.pending_peak)
+		s->st.pending_peak = s->pending_total;
+	return 0;
+}
+
+static int on_deferred_record(struct ds_stitcher *s, const struct ds_event *ev)
+{
+	struct ds_task *t;
+	int err = 0;
+
+	t = task_get(s, ev->tid, &err);
+	if (!t)
+		return err;
+	if (t->npend && t->pend_cookie == ev->cookie)
+		err = flush_pending(s, t, ev->chain, ev->nr, DS_UNM_NONE);
+	else if (t->npend)
+		err = flush_pending(s, t, NULL, 0, DS_UNM_COOKIE_CHANGED);
+	if (err)
+		return err;
+	err = ds_grow(&t->rec_ips, &t->rec_cap, ev->nr ? ev->nr : 1, sizeof(uint64_t));
+	if (err)
+		return err;
+	memcpy(t->rec_ips, ev->chain, ev->nr * 8);
+	t->rec_nr = ev->nr;
+	t->rec_cookie = ev->cookie;
+	t->has_rec = true;
+	return 0;
+}
+
+int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
+{
+	struct ds_stitch_out o;
+	int err = 0;
+
+	memset(&o, 0, sizeof(o));
+	o.ev = ev;
+	o.kind = DS_OUT_RECORD;
+	s->st.records++;
+	switch (ev->type) {
+	case PERF_RECORD_SAMPLE:
+		s->st.samples++;
+		if (!(ev->have & DS_EV_CALLCHAIN)) {
+			s->st.nochain++;
+			o.kind = DS_OUT_NOCHAIN;
+			return emit(s, &o);
+		}
+		if (!ev->has_cookie) {
+			s->st.complete++;
+			o.kind = DS_OUT_COMPLETE;
+			o.chain = ev->chain;
+			o.nr = ev->nr;
+			return emit(s, &o);
+		}
+		return on_deferred_sample(s, ev);
+	case DS_RECORD_CALLCHAIN_DEFERRED:
+		s->st.deferred++;
+		err = emit(s, &o);
+		return err ? err : on_deferred_record(s, ev);
+	case PERF_RECORD_EXIT: {
+		size_t i = slot_of(s, ev->tid);
+
+		if (s->tab[i]) {
+			err = flush_pending(s, s->tab[i], NULL, 0, DS_UNM_EXIT);
+			task_del(s, ev->tid);
+		}
+		return err ? err : emit(s, &o);
+	}
+	case PERF_RECORD_LOST:
+		s->st.lost_records++;
+		s->st.lost_events += ev->lost;
+		return emit(s, &o);
+	case PERF_RECORD_LOST_SAMPLES:
+		s->st.lost_samples += ev->lost;
+		return emit(s, &o);
+	case PERF_RECORD_MMAP: case PERF_RECORD_MMAP2: case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK: case PERF_RECORD_THROTTLE: case PERF_RECORD_UNTHROTTLE:
+	case DS_RECORD_FINISHED_ROUND:
+		return emit(s, &o);
+	default:
+		s->st.unknown++;
+		return emit(s, &o);
+	}
+}
+
+static int cmp_task_time(const void *a, const void *b)
+{
+	const struct ds_task *x = *(struct ds_task *const *)a;
+	const struct ds_task *y = *(struct ds_task *const *)b;
+
+	if (x->ph->time != y->ph->time)
+		return x->ph->time < y->ph->time ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+int ds_stitch_finish(struct ds_stitcher *s)
+{
+	struct ds_task **v;
+	size_t n = 0;
+	int err = 0;
+
+	v = malloc((s->tab_used + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->tab_cap; i++) {
+		if (s->tab[i] && s->tab[i]->npend)
+			v[n++] = s->tab[i];
+	}
+	qsort(v, n, sizeof(*v), cmp_task_time);
+	for (size_t i = 0; i < n && !err; i++)
+		err = flush_pending(s, v[i], NULL, 0, DS_UNM_END);
+	free(v);
+	return err;
+}

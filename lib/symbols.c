@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Symbolization: user ips through the MMAP/MMAP2 records of their process
+ * and the ELF symbol tables of the mapped files (libelf), kernel ips through
+ * a kallsyms text file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "deferstack/deferstack.h"
+#include "internal.h"
+
+struct sym {
+	uint64_t start, size;
+	const char *name;
+};
+
+struct seg {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct dso {
+	char *path;
+	bool loaded, ok;
+	struct sym *syms;
+	size_t nr_syms;
+	char *strs;		/* names storage */
+	struct seg *segs;
+	size_t nr_segs;
+};
+
+struct map {
+	uint64_t start, end, pgoff;
+	struct dso *dso;
+};
+
+struct mapset {
+	uint32_t pid;
+	struct map *maps;
+	size_t nr, cap;
+};
+
+struct comm {
+	uint32_t tid;
+	char name[16];
+};
+
+/* Small open-addressing table u32 key -> pointer (key stored in object). */
+struct tab {
+	void **v;
+	size_t cap, used;
+};
+
+struct ds_symbols {
+	struct sym *ksyms;
+	size_t nr_ksyms;
+	char *kstrs;
+	uint64_t ktext;
+	struct dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct tab maps;	/* struct mapset, key pid */
+	struct tab comms;	/* struct comm, key tid */
+};
+
+static uint32_t key_mapset(const void *p) { return ((const struct mapset *)p)->pid; }
+static uint32_t key_comm(const void *p) { return ((const struct comm *)p)->tid; }
+
+static void **tab_slot(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
+{
+	size_t mask = t->cap - 1, i = ds_hash64(key) & mask;
+
+	while (t->v[i] && kf(t->v[i]) != key)
+		i = (i + 1) & mask;
+	return &t->v[i];
+}
+
+static void *tab_find(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
+{
+	return t->cap ? *tab_slot(t, key, kf) : NULL;
+}
+
+static int tab_add(struct tab *t, void *obj, uint32_t (*kf)(const void *))
+{
+	if ((t->used + 1) * 2 > t->cap) {
+		struct tab n = { NULL, t->cap ? t->cap * 2 : 64, t->used };
+
+		n.v = calloc(n.cap, sizeof(void *));
+		if (!n.v)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (t->v[i])
+				*tab_slot(&n, kf(t->v[i]), kf) = t->v[i];
+		}
+		free(t->v);
+		*t = n;
+	}
+	*tab_slot(t, kf(obj), kf) = obj;
+	t->used++;
+	return 0;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	return &s[lo - 1];
+}
+
+int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
+{
+	struct ds_symbols *s = calloc(1, sizeof(*s));
+	int err = 0;
+
+	if (!s)
+		return -ENOMEM;
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		free(s);
+		return -ENOSYS;
+	}
+	if (kallsyms_path)
+		err = ds_symbols_load_kallsyms(s, kallsyms_path);
+	if (err) {
+		ds_symbols_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+static void dso_free(struct dso *d)
+{
+	free(d->path);
+	free(d->syms);
+	free(d->strs);
+	free(d->segs);
+	free(d);
+}
+
+void ds_symbols_free(struct ds_symbols *s)
+{
+	if (!s)
+		return;
+	free(s->ksyms);
+	free(s->kstrs);
+	for (size_t i = 0; i < s->nr_dsos; i++)
+		dso_free(s->dsos[i]);
+	free(s->dsos);
+	for (size_t i = 0; i < s->maps.cap; i++) {
+		struct mapset *m = s->maps.v[i];
+
+		if (m) {
+			free(m->maps);
+			free(m);
+		}
+	}
+	free(s->maps.v);
+	for (size_t i = 0; i < s->comms.cap; i++)
+		free(s->comms.v[i]);
+	free(s->comms.v);
+	free(s);
+}
+
+int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	size_t cap = 0, slen = 0, scap = 0;
+	bool nonzero = false;
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	free(s->ksyms);
+	free(s->kstrs);
+	s->ksyms = NULL;
+	s->kstrs = NULL;
+	s->nr_ksyms = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[256];
+		unsigned long long addr;
+		size_t nl;
+
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text") || !strcmp(name, "_stext")) {
+			if (!s->ktext || !strcmp(name, "_text"))
+				s->ktext = addr;
+		}
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		nonzero |= addr != 0;
+		nl = strlen(name) + 1;
+		if ((err = ds_grow(&s->kstrs, &scap, slen + nl, 1)) ||
+		    (err = ds_grow(&s->ksyms, &cap, s->nr_ksyms + 1, sizeof(struct sym))))
+			break;
+		memcpy(s->kstrs + slen, name, nl);
+		s->ksyms[s->nr_ksyms].start = addr;
+		s->ksyms[s->nr_ksyms].size = 0;
+		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
+		s->nr_ksyms++;
+		slen += nl;
+	}
+	fclose(f);
+	if (err)
+		return err;
+	if (!nonzero) {		/* kptr_restrict: all zero, useless */
+		s->nr_ksyms = 0;
+		s->ktext = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < s->nr_ksyms; i++)
+		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
+	qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+	return 0;
+}
+
+uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
+{
+	return s->ktext;
+}
+
+/* Load the symbol table and PT_LOAD segments of d->path. */
+static void dso_load(struct dso *d)
+{
+	Elf *e = NULL;
+	Elf_Scn *scn = NULL;
+	size_t nph = 0, slen = 0, scap = 0, cap = 0;
+	int fd;
+	bool have_symtab = false;
+
+	d->loaded = true;
+	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph))
+		goto out;
+	d->segs = calloc(nph ? nph : 1, sizeof(*d->segs));
+	if (!d->segs)
+		goto out;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			d->segs[d->nr_segs].offset = ph.p_offset;
+			d->segs[d->nr_segs].filesz = ph.p_filesz;
+			d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+			d->nr_segs++;
+		}
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
+			have_symtab = true;
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type != (have_symtab ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			size_t nl;
+			int t;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			t = GELF_ST_TYPE(sym.st_info);
+			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym.st_value ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!name || !*name)
+				continue;
+			nl = strlen(name) + 1;
+			if (ds_grow(&d->strs, &scap, slen + nl, 1) ||
+			    ds_grow(&d->syms, &cap, d->nr_syms + 1, sizeof(struct sym)))
+				goto out;
+			memcpy(d->strs + slen, name, nl);
+			d->syms[d->nr_syms].start = sym.st_value;
+			d->syms[d->nr_syms].size = sym.st_size;
+			d->syms[d->nr_syms].name = (const char *)(uintptr_t)slen;
+			d->nr_syms++;
+			slen += nl;
+		}
+	}
+	for (size_t i = 0; i < d->nr_syms; i++)
+		d->syms[i].name = d->strs + (uintptr_t)d->syms[i].name;
+	qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
+	d->ok = true;
+out:
+	if (!d->ok)
+		d->nr_syms = 0;
+	if (e)
+		elf_end(e);
+	close(fd);
+}
+
+static struct dso *dso_get(struct ds_symbols *s, const char *path)
+{
+	struct dso *d;
+
+	for (size_t i = 0; i < s->nr_dsos; i++) {
+		if (!strcmp(s->dsos[i]->path, path))
+			return s->dsos[i];
+	}
+	if (ds_grow(&s->dsos, &s->cap_dsos, s->nr_dsos + 1, sizeof(*s->dsos)))
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->path = strdup(path))) {
+		free(d);
+		return NULL;
+	}
+	s->dsos[s->nr_dsos++] = d;
+	return d;
+}
+
+static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
+{
+	struct mapset *m = tab_find(&s->maps, pid, key_mapset);
+
+	if (m)
+		return m;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->pid = pid;
+	if (tab_add(&s->maps, m, key_mapset)) {
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+static int set_comm(struct ds_symbols *s, uint32_t tid, const char *name)
+{
+	struct comm *c = tab_find(&s->comms, tid, key_comm);
+
+	if (!c) {
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		c->tid = tid;
+		if (tab_add(&s->comms, c, key_comm)) {
+			free(c);
+			return -ENOMEM;
+		}
+	}
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	return 0;
+}
+
+int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
+{
+	struct mapset *m;
+
+	switch (ev->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2: {
+		struct dso *d;
+
+		if (ev->misc & PERF_RECORD_MISC_KERNEL || !ev->len)
+			return 0;
+		m = mapset_get(s, ev->pid);
+		d = dso_get(s, ev->filename);
+		if (!m || !d)
+			return -ENOMEM;
+		if (ds_grow(&m->maps, &m->cap, m->nr + 1, sizeof(struct map)))
+			return -ENOMEM;
+		m->maps[m->nr].start = ev->start;
+		m->maps[m->nr].end = ev->start + ev->len;
+		m->maps[m->nr].pgoff = ev->pgoff;
+		m->maps[m->nr].dso = d;
+		m->nr++;
+		return 0;
+	}
+	case PERF_RECORD_COMM:
+		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
+			m = tab_find(&s->maps, ev->pid, key_mapset);
+			if (m)
+				m->nr = 0;
+		}
+		return set_comm(s, ev->tid, ev->comm);
+	case PERF_RECORD_FORK: {
+		struct mapset *parent;
+		const char *pc = ds_symbols_comm(s, ev->ptid);
+		int err;
+
+		if (pc && !tab_find(&s->comms, ev->tid, key_comm)) {
+			char tmp[16];
+
+			snprintf(tmp, sizeof(tmp), "%s", pc);
+			err = set_comm(s, ev->tid, tmp);
+			if (err)
+				return err;
+		}
+		if (ev->pid == ev->ppid)
+			return 0;
+		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		if (!parent || !parent->nr)
+			return 0;
+		m = mapset_get(s, ev->pid);
+		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		if (!m || !parent || ds_grow(&m->maps, &m->cap, parent->nr, sizeof(struct map)))
+			return -ENOMEM;
+		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
+		m->nr = parent->nr;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
+{
+	struct comm *c = tab_find(&s->comms, tid, key_comm);
+
+	return c ? c->name : NULL;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			       char *buf, size_t len)
+{
+	struct mapset *m;
+
+	if (kernel) {
+		const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
+
+		if (k && ip - k->start < (1u << 24))
+			return k->name;
+		snprintf(buf, len, "[kernel.kallsyms]");
+		return buf;
+	}
+	m = tab_find(&s->maps, pid, key_mapset);
+	for (size_t i = m ? m->nr : 0; i-- > 0;) {
+		struct map *mp = &m->maps[i];
+		struct dso *d = mp->dso;
+		uint64_t off;
+
+		if (ip < mp->start || ip >= mp->end)
+			continue;
+		if (!d->loaded && d->path[0] == '/')
+			dso_load(d);
+		off = ip - mp->start + mp->pgoff;
+		for (size_t k = 0; k < d->nr_segs; k++) {
+			const struct seg *sg = &d->segs[k];
+			const struct sym *sy;
+			uint64_t va;
+
+			if (off < sg->offset || off - sg->offset >= sg->filesz)
+				continue;
+			va = off - sg->offset + sg->vaddr;
+			sy = sym_find(d->syms, d->nr_syms, va);
+			if (sy && (va - sy->start < sy->size || !sy->size))
+				return sy->name;
+			break;
+		}
+		snprintf(buf, len, "[%s]", base_name(d->path));
+		return buf;
+	}
+	snprintf(buf, len, "[unknown]");
+	return buf;
+}
+
+void ds_frames_reset(struct ds_frames *f)
+{
+	f->nr = 0;
+	f->store_len = 0;
+}
+
+void ds_frames_free(struct ds_frames *f)
+{
+	free(f->names);
+	free(f->store);
+	memset(f, 0, sizeof(*f));
+}
+
+int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
+		       uint64_t nr, struct ds_frames *out)
+{
+	bool kernel = false, have_ctx = false;
+	size_t *offs = NULL, n = 0, cap = 0;
+	char buf[128];
+	int err = 0;
+
+	ds_frames_reset(out);
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = chain[i];
+		const char *name;
+		size_t nl;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == DS_CONTEXT_USER_DEFERRED) {
+				i++;	/* skip the cookie */
+				continue;
+			}
+			have_ctx = true;
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		name = ds_symbols_resolve(s, pid, ip,
+					  have_ctx ? kernel : ip >= 0xffff800000000000ULL,
+					  buf, sizeof(buf));
+		nl = strlen(name) + 1;
+		if ((err = ds_grow(&out->store, &out->store_cap, out->store_len + nl, 1)) ||
+		    (err = ds_grow(&offs, &cap, n + 1, sizeof(size_t))))
+			goto out;
+		memcpy(out->store + out->store_len, name, nl);
+		offs[n++] = out->store_len;
+		out->store_len += nl;
+	}
+	err = ds_grow(&out->names, &out->cap, n ? n : 1, sizeof(char *));
+	if (err)
+		goto out;
+	/* chain is leaf first; frames are root first */
+	for (size_t i = 0; i < n; i++)
+		out->names[i] = out->store + offs[n - 1 - i];
+	out->nr = n;
+out:
+	free(offs);
+	return err;
+}
