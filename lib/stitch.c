@@ -202,6 +202,7 @@ static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t 
 		       size_t nr_ips, enum ds_unmatched_reason why)
 {
 	struct pend *p = t->ph;
+	struct perf_event_header h;
 	struct ds_event ev;
 	int err;
 
@@ -210,8 +211,8 @@ static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t 
 		t->pt = NULL;
 	t->npend--;
 	s->pending_total--;
-	err = ds_event_parse(p->data, ((struct perf_event_header *)p->data)->size,
-			     p->sample_type, false, &ev);
+	memcpy(&h, p->data, sizeof(h));
+	err = ds_event_parse(p->data, h.size, p->sample_type, false, &ev);
 	if (!err)
 		err = emit_deferred(s, &ev, ips, nr_ips, false, why);
 	free(p);

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: MIT
+/* deferstack: record / report / script / convert. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: deferstack <command> [options]\n"
+		"Sampling profiler with deferred user callchains (perf_event_open).\n\n"
+		"commands:\n"
+		"  record   sample a command, a pid or all CPUs into a perf.data file\n"
+		"  report   top functions / folded stacks / SVG flame graph\n"
+		"  script   print every sample with its stitch status and frames\n"
+		"  convert  stitch a raw deferred perf.data into a classic one (perf 6.x)\n\n"
+		"'deferstack <command> --help' describes each command; see deferstack(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "record"))
+		return cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "script"))
+		return cmd_script(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "convert"))
+		return cmd_convert(argc - 1, argv + 1);
+	die_msg("unknown command '%s' (try --help)", argv[1]);
+	return 2;
+}

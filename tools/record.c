@@ -1,0 +1,881 @@
+// SPDX-License-Identifier: MIT
+/* deferstack record: perf_event_open, mmap ring buffers, poll loop. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+		     PERF_SAMPLE_CALLCHAIN)
+
+struct ropts {
+	const char *out;
+	unsigned long freq;
+	int mode;
+	bool all, stitched;
+	pid_t pid;
+	char **cmd;
+	double duration;
+	unsigned long pages;
+};
+
+struct cpu_buf {
+	int cpu;
+	int fd;			/* the mmapped sampling event */
+	void *map;
+	size_t map_len;
+	struct ds_ring ring;
+};
+
+struct rec {
+	struct ropts o;
+	struct cpu_buf *bufs;
+	size_t nr_bufs;
+	int *fds;		/* every event fd */
+	size_t nr_fds, cap_fds;
+	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
+	size_t nr_ids[2], cap_ids[2];
+	struct ds_writer w;
+	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
+	bool defer;
+	pid_t child;
+	int go_pipe[2];
+};
+
+static volatile sig_atomic_t stop_req;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
+{
+	return (int)syscall(SYS_perf_event_open, a, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
+		       const struct ropts *o, bool defer, bool task, bool on_exec)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->type = PERF_TYPE_SOFTWARE;
+	s->config = PERF_COUNT_SW_CPU_CLOCK;
+	s->freq = 1;
+	s->sample_freq = o->freq;
+	s->sample_type = SAMPLE_TYPE;
+	s->sample_id_all = 1;
+	s->disabled = 1;
+	s->inherit = task;
+	s->enable_on_exec = on_exec;
+	s->watermark = 1;
+	s->wakeup_watermark = (uint32_t)(o->pages * (unsigned long)getpagesize() / 4);
+	*t = *s;
+	t->config = PERF_COUNT_SW_DUMMY;
+	t->freq = 0;
+	t->sample_period = 1;
+	t->mmap = 1;
+	t->mmap2 = 1;
+	t->comm = 1;
+	t->comm_exec = 1;
+	t->task = 1;
+	if (defer) {
+		/* the way perf 7.x does it: markers on the sampling events,
+		 * deferred records on the side-band (tracking) event */
+		ds_attr_set_flag(s, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+		ds_attr_set_flag(t, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+	}
+}
+
+/* 1 supported, 0 not (EINVAL/E2BIG), <0 other error (errno). */
+static int probe_defer(const struct ropts *o)
+{
+	struct perf_event_attr s, t;
+	int fd;
+
+	make_attrs(&s, &t, o, true, false, false);
+	s.watermark = 0;
+	s.wakeup_watermark = 0;
+	fd = perf_open(&s, 0, -1, -1);
+	if (fd >= 0) {
+		close(fd);
+		return 1;
+	}
+	if (errno == EINVAL || errno == E2BIG)
+		return 0;
+	return -errno;
+}
+
+static int online_cpus(int **out)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	int *v = NULL, n = 0, cap = 0, a, b;
+	char sep;
+
+	if (f) {
+		while (fscanf(f, "%d", &a) == 1) {
+			b = a;
+			if (fscanf(f, "%c", &sep) == 1 && sep == '-') {
+				if (fscanf(f, "%d", &b) != 1)
+					break;
+				if (fscanf(f, "%c", &sep) != 1)
+					sep = '\n';
+			}
+			for (int c = a; c <= b && c < 65536; c++) {
+				if (n == cap) {
+					int *nv = realloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+
+					if (!nv) {
+						free(v);
+						fclose(f);
+						return -ENOMEM;
+					}
+					v = nv;
+				}
+				v[n++] = c;
+			}
+			if (sep != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (!n) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		n = c > 0 ? (int)c : 1;
+		v = calloc((size_t)n, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		for (int i = 0; i < n; i++)
+			v[i] = i;
+	}
+	*out = v;
+	return n;
+}
+
+static int add_fd(struct rec *r, int fd, int which)
+{
+	uint64_t id = 0;
+
+	if (ds_grow(&r->fds, &r->cap_fds, r->nr_fds + 1, sizeof(int)))
+		return -ENOMEM;
+	r->fds[r->nr_fds++] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return -errno;
+	if (ds_grow(&r->ids[which], &r->cap_ids[which], r->nr_ids[which] + 1, 8))
+		return -ENOMEM;
+	r->ids[which][r->nr_ids[which]++] = id;
+	return 0;
+}
+
+static void open_error(int err, pid_t pid, int cpu)
+{
+	if (err == -EACCES || err == -EPERM) {
+		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+		int lvl = -99;
+
+		if (f) {
+			if (fscanf(f, "%d", &lvl) != 1)
+				lvl = -99;
+			fclose(f);
+		}
+		die_msg("perf_event_open (pid %d, cpu %d): %s (perf_event_paranoid=%d: run "
+			"as root or lower it)", (int)pid, cpu, strerror(-err), lvl);
+	} else if (err == -ESRCH) {
+		die_msg("perf_event_open: no such process %d", (int)pid);
+	} else {
+		die_msg("perf_event_open (pid %d, cpu %d): %s", (int)pid, cpu, strerror(-err));
+	}
+}
+
+/* Open sampling+tracking for (pid, cpu); the first pair of a CPU owns the
+ * ring buffer, later ones are redirected into it. */
+static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool on_exec)
+{
+	struct perf_event_attr s, t;
+	int fs, ft, err;
+
+	make_attrs(&s, &t, &r->o, r->defer, task, on_exec);
+	fs = perf_open(&s, pid, b->cpu, -1);
+	if (fs < 0) {
+		err = -errno;
+		open_error(err, pid, b->cpu);
+		return err;
+	}
+	err = add_fd(r, fs, 0);
+	if (err)
+		return err;
+	ft = perf_open(&t, pid, b->cpu, -1);
+	if (ft < 0) {
+		err = -errno;
+		open_error(err, pid, b->cpu);
+		return err;
+	}
+	err = add_fd(r, ft, 1);
+	if (err)
+		return err;
+	if (b->fd < 0) {
+		size_t ps = (size_t)getpagesize();
+
+		b->map_len = (r->o.pages + 1) * ps;
+		b->map = mmap(NULL, b->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fs, 0);
+		if (b->map == MAP_FAILED) {
+			err = -errno;
+			b->map = NULL;
+			die_msg("mmap of the ring buffer (%zu KiB) failed: %s", b->map_len / 1024,
+				strerror(-err));
+			return err;
+		}
+		err = ds_ring_init(&b->ring, b->map, b->map_len, ps);
+		if (err)
+			return err;
+		b->fd = fs;
+	} else if (ioctl(fs, PERF_EVENT_IOC_SET_OUTPUT, b->fd) < 0) {
+		err = -errno;
+		die_msg("PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(-err));
+		return err;
+	}
+	if (ioctl(ft, PERF_EVENT_IOC_SET_OUTPUT, b->fd) < 0) {
+		err = -errno;
+		die_msg("PERF_EVENT_IOC_SET_OUTPUT: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int write_rec(struct rec *r, const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE: r->nr_samples++; break;
+	case DS_RECORD_CALLCHAIN_DEFERRED: r->nr_deferred++; break;
+	case PERF_RECORD_LOST:
+		if (h->size >= 24) {
+			uint64_t lost;
+
+			memcpy(&lost, (const uint8_t *)h + 16, 8);
+			r->nr_lost += lost;
+		}
+		break;
+	}
+	r->nr_records++;
+	r->bytes += h->size;
+	return ds_writer_write(&r->w, h);
+}
+
+/* Drain every ring once; a FINISHED_ROUND after a pass that read data. */
+static int read_all(struct rec *r)
+{
+	uint64_t before = r->nr_records;
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_bufs; i++) {
+		struct cpu_buf *b = &r->bufs[i];
+		const struct perf_event_header *h;
+		int ret;
+
+		if (!b->map)
+			continue;
+		ds_ring_begin(&b->ring);
+		while ((ret = ds_ring_next(&b->ring, &h)) > 0) {
+			err = write_rec(r, h);
+			if (err)
+				break;
+		}
+		if (ret < 0)
+			die_msg("warning: corrupt record in the cpu %d ring buffer, skipped",
+				b->cpu);
+		ds_ring_end(&b->ring);
+		if (err)
+			return err;
+	}
+	if (r->nr_records != before)
+		err = ds_writer_round(&r->w);
+	return err;
+}
+
+/* sample_id trailer for SAMPLE_TYPE: tid, time, cpu, identifier */
+struct sid {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+static int synth_comm(struct rec *r, pid_t pid, pid_t tid, const char *comm)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[24];
+		struct sid sid;
+	} ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = PERF_RECORD_COMM;
+	ev.h.misc = PERF_RECORD_MISC_USER;
+	ev.h.size = sizeof(ev);
+	ev.pid = (uint32_t)pid;
+	ev.tid = (uint32_t)tid;
+	memcpy(ev.comm, comm, strnlen(comm, 15));
+	ev.sid.pid = (uint32_t)pid;
+	ev.sid.tid = (uint32_t)tid;
+	ev.sid.id = r->nr_ids[1] ? r->ids[1][0] : 0;
+	return write_rec(r, &ev.h);
+}
+
+static int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, const char *path, bool kernel)
+{
+	uint8_t buf[4096 + 128];
+	struct perf_event_header h;
+	size_t plen = strlen(path) + 1, off;
+	struct sid sid;
+	uint32_t u32;
+
+	if (plen > 4096)
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	h.type = kernel ? PERF_RECORD_MMAP : PERF_RECORD_MMAP2;
+	h.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	u32 = (uint32_t)pid;
+	memcpy(buf + 8, &u32, 4);
+	memcpy(buf + 12, &u32, 4);
+	memcpy(buf + 16, &start, 8);
+	end -= start;
+	memcpy(buf + 24, &end, 8);
+	memcpy(buf + 32, &pgoff, 8);
+	off = 40;
+	if (!kernel) {
+		u32 = PROT_READ | PROT_EXEC;
+		memcpy(buf + 64, &u32, 4);
+		u32 = MAP_PRIVATE;
+		memcpy(buf + 68, &u32, 4);
+		off = 72;
+	}
+	memcpy(buf + off, path, plen);
+	off = (off + plen + 7) & ~(size_t)7;
+	memset(&sid, 0, sizeof(sid));
+	sid.pid = sid.tid = (uint32_t)pid;
+	sid.id = r->nr_ids[1] ? r->ids[1][0] : 0;
+	memcpy(buf + off, &sid, sizeof(sid));
+	off += sizeof(sid);
+	h.size = (uint16_t)off;
+	memcpy(buf, &h, sizeof(h));
+	return write_rec(r, (const void *)buf);
+}
+
+/* COMM + executable file mappings of an existing process from /proc. */
+static int synth_process(struct rec *r, pid_t pid)
+{
+	char path[64], line[4352], comm[64];
+	DIR *d;
+	FILE *f;
+	struct dirent *de;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* gone meanwhile */
+	while ((de = readdir(d)) && !err) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			err = synth_comm(r, pid, tid, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return err;
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8], file[4096];
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &s, &e, perms, &off,
+			   file) < 4)
+			continue;
+		if (perms[2] != 'x' || file[0] == 0)
+			continue;
+		err = synth_mmap(r, pid, s, e, off, file, false);
+	}
+	fclose(f);
+	return err;
+}
+
+static int synth_all(struct rec *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && !err) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid > 0)
+			err = synth_process(r, pid);
+	}
+	closedir(d);
+	return err;
+}
+
+/* Copy /proc/kallsyms next to the output; returns _text or 0. */
+static uint64_t save_kallsyms(const char *out)
+{
+	char path[4096], line[512];
+	FILE *in, *o;
+	uint64_t text = 0;
+	bool nonzero = false;
+
+	snprintf(path, sizeof(path), "%s.kallsyms", out);
+	in = fopen("/proc/kallsyms", "r");
+	if (!in)
+		return 0;
+	o = fopen(path, "w");
+	if (!o) {
+		fclose(in);
+		return 0;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char t, name[256];
+
+		fputs(line, o);
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
+			nonzero |= a != 0;
+			if (!strcmp(name, "_text"))
+				text = a;
+		}
+	}
+	fclose(in);
+	if (fclose(o) || !nonzero) {
+		unlink(path);
+		if (!nonzero)
+			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+				"kernel frames will not be symbolized");
+		return 0;
+	}
+	return text;
+}
+
+static void usage_record(FILE *f)
+{
+	fprintf(f,
+		"usage: deferstack record [-o FILE] [-F FREQ] [--mode defer|classic|auto]\n"
+		"                         [--stitched] [-d SECS] [-m PAGES]\n"
+		"                         [-a | -p PID | -- COMMAND ARGS...]\n"
+		"Sample cpu-clock with callchains into a perf.data file.\n"
+		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
+		"  -F FREQ        samples per second per CPU (default 999)\n"
+		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
+		"                 classic: user stacks copied at the sample;\n"
+		"                 auto (default): defer if the kernel supports it, else classic\n"
+		"  --stitched     write stitched classic samples (readable by perf 6.x)\n"
+		"                 instead of the raw kernel records (perf 7.x stitches itself)\n"
+		"  -a             all CPUs (one event per CPU, pid = -1)\n"
+		"  -p PID         an existing process (all its threads, inherited)\n"
+		"  -d SECS        stop after SECS seconds (default: command exit or Ctrl-C)\n"
+		"  -m PAGES       ring buffer pages per CPU, power of two (default 128)\n"
+		"A summary (samples, deferred records, stitched, unmatched, lost) is printed\n"
+		"at the end.\n");
+}
+
+static int parse_record_opts(int argc, char **argv, struct ropts *o)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "mode", required_argument, NULL, 'M' },
+		{ "stitched", no_argument, NULL, 'S' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	int c, n = 0;
+	char *end;
+
+	memset(o, 0, sizeof(*o));
+	o->out = "perf.data";
+	o->freq = 999;
+	o->pages = 128;
+	while ((c = getopt_long(argc, argv, "+o:F:ap:d:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'F':
+			o->freq = strtoul(optarg, &end, 0);
+			if (*end || !o->freq || o->freq > 100000) {
+				die_msg("bad -F '%s' (1..100000)", optarg);
+				return -1;
+			}
+			break;
+		case 'M':
+			if (!strcmp(optarg, "auto"))
+				o->mode = MODE_AUTO;
+			else if (!strcmp(optarg, "defer"))
+				o->mode = MODE_DEFER;
+			else if (!strcmp(optarg, "classic"))
+				o->mode = MODE_CLASSIC;
+			else {
+				die_msg("bad --mode '%s' (defer, classic or auto)", optarg);
+				return -1;
+			}
+			break;
+		case 'S': o->stitched = true; break;
+		case 'a': o->all = true; break;
+		case 'p':
+			o->pid = (pid_t)strtol(optarg, &end, 10);
+			if (*end || o->pid <= 0) {
+				die_msg("bad -p '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'd':
+			o->duration = strtod(optarg, &end);
+			if (*end || o->duration <= 0) {
+				die_msg("bad -d '%s'", optarg);
+				return -1;
+			}
+			break;
+		case 'm':
+			o->pages = strtoul(optarg, &end, 0);
+			if (*end || !o->pages || (o->pages & (o->pages - 1)) || o->pages > 65536) {
+				die_msg("bad -m '%s' (power of two)", optarg);
+				return -1;
+			}
+			break;
+		case 'h': usage_record(stdout); return 1;
+		default: usage_record(stderr); return -1;
+		}
+	}
+	if (optind < argc)
+		o->cmd = argv + optind;
+	n = o->all + (o->pid > 0) + (o->cmd != NULL);
+	if (n != 1) {
+		die_msg("record: give exactly one of -a, -p PID or -- COMMAND (try --help)");
+		return -1;
+	}
+	return 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int start_child(struct rec *r)
+{
+	if (pipe(r->go_pipe))
+		return -errno;
+	r->child = fork();
+	if (r->child < 0)
+		return -errno;
+	if (r->child == 0) {
+		char c;
+
+		close(r->go_pipe[1]);
+		if (read(r->go_pipe[0], &c, 1) != 1)
+			_exit(126);	/* the recorder gave up */
+		execvp(r->o.cmd[0], r->o.cmd);
+		fprintf(stderr, PROG ": cannot run '%s': %s\n", r->o.cmd[0], strerror(errno));
+		_exit(127);
+	}
+	close(r->go_pipe[0]);
+	return 0;
+}
+
+static void cleanup(struct rec *r)
+{
+	for (size_t i = 0; i < r->nr_bufs; i++) {
+		if (r->bufs[i].map) {
+			ds_ring_destroy(&r->bufs[i].ring);
+			munmap(r->bufs[i].map, r->bufs[i].map_len);
+		}
+	}
+	for (size_t i = 0; i < r->nr_fds; i++)
+		close(r->fds[i]);
+	free(r->bufs);
+	free(r->fds);
+	free(r->ids[0]);
+	free(r->ids[1]);
+}
+
+static int do_record(struct rec *r, const char *path, int argc, char **argv)
+{
+	struct ds_attr attrs[2];
+	struct perf_event_attr s, t;
+	struct ds_writer_info info = { 0 };
+	struct utsname un;
+	pid_t *tids = NULL;
+	size_t nr_tids = 0, cap_tids = 0;
+	int *cpus = NULL, ncpu, err = 0, status = 0;
+	double t0, last_progress;
+	bool task = !r->o.all, child_done = false;
+	uint64_t ktext;
+	struct pollfd *pfd = NULL;
+
+	ncpu = online_cpus(&cpus);
+	if (ncpu < 0)
+		return ncpu;
+	r->bufs = calloc((size_t)ncpu, sizeof(*r->bufs));
+	pfd = calloc((size_t)ncpu, sizeof(*pfd));
+	if (!r->bufs || !pfd) {
+		err = -ENOMEM;
+		goto out;
+	}
+	r->nr_bufs = (size_t)ncpu;
+	for (int i = 0; i < ncpu; i++) {
+		r->bufs[i].cpu = cpus[i];
+		r->bufs[i].fd = -1;
+	}
+	if (r->o.cmd) {
+		err = start_child(r);
+		if (err) {
+			die_msg("cannot start '%s': %s", r->o.cmd[0], strerror(-err));
+			goto out;
+		}
+		tids = &r->child;
+		nr_tids = 1;
+	} else if (r->o.pid > 0) {
+		char dpath[64];
+		DIR *d;
+		struct dirent *de;
+
+		snprintf(dpath, sizeof(dpath), "/proc/%d/task", (int)r->o.pid);
+		d = opendir(dpath);
+		if (!d) {
+			die_msg("no such process %d", (int)r->o.pid);
+			err = -ESRCH;
+			goto out;
+		}
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+
+			if (tid <= 0)
+				continue;
+			if (ds_grow(&tids, &cap_tids, nr_tids + 1, sizeof(*tids))) {
+				closedir(d);
+				err = -ENOMEM;
+				goto out;
+			}
+			tids[nr_tids++] = tid;
+		}
+		closedir(d);
+	}
+	for (int i = 0; i < ncpu && !err; i++) {
+		if (r->o.all) {
+			err = open_pair(r, &r->bufs[i], -1, false, false);
+			continue;
+		}
+		for (size_t k = 0; k < nr_tids && !err; k++)
+			err = open_pair(r, &r->bufs[i], tids[k], task, r->o.cmd != NULL);
+		if (err == -ESRCH && r->o.pid > 0)
+			err = 0;	/* a thread exited meanwhile */
+	}
+	if (err)
+		goto out;
+	make_attrs(&s, &t, &r->o, r->defer, task, r->o.cmd != NULL);
+	memset(attrs, 0, sizeof(attrs));
+	attrs[0].attr = s;
+	attrs[0].ids = r->ids[0];
+	attrs[0].nr_ids = r->nr_ids[0];
+	attrs[0].name = "cpu-clock";
+	attrs[1].attr = t;
+	attrs[1].ids = r->ids[1];
+	attrs[1].nr_ids = r->nr_ids[1];
+	attrs[1].name = "dummy:u";
+	err = ds_writer_open(&r->w, path, attrs, 2);
+	if (err) {
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		goto out;
+	}
+	ktext = save_kallsyms(r->o.out);
+	if (ktext)
+		err = synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
+	if (!err && r->o.all)
+		err = synth_all(r);
+	else if (!err && r->o.pid > 0)
+		err = synth_process(r, r->o.pid);
+	if (err)
+		goto out_w;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (r->o.cmd) {
+		/* events enable themselves at exec (enable_on_exec) */
+		if (write(r->go_pipe[1], "x", 1) != 1) {
+			err = -errno;
+			goto out_w;
+		}
+		close(r->go_pipe[1]);
+	} else {
+		for (size_t i = 0; i < r->nr_fds; i++)
+			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+	t0 = last_progress = now_s();
+	for (int i = 0; i < ncpu; i++) {
+		pfd[i].fd = r->bufs[i].fd;
+		pfd[i].events = POLLIN;
+	}
+	for (;;) {
+		double tn;
+
+		poll(pfd, (nfds_t)ncpu, 100);
+		err = read_all(r);
+		if (err)
+			break;
+		if (r->o.cmd && waitpid(r->child, &status, WNOHANG) == r->child) {
+			child_done = true;
+			break;
+		}
+		if (r->o.pid > 0 && kill(r->o.pid, 0) < 0 && errno == ESRCH)
+			break;
+		tn = now_s();
+		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
+			break;
+		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
+			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " samples, %" PRIu64
+				" deferred records, %.1f MB\n", tn - t0, r->nr_samples,
+				r->nr_deferred, r->bytes / 1048576.0);
+			last_progress = tn;
+		}
+	}
+	for (size_t i = 0; i < r->nr_fds; i++)
+		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	if (!err)
+		err = read_all(r);
+	if (r->o.cmd && !child_done) {
+		kill(r->child, SIGTERM);
+		waitpid(r->child, &status, 0);
+	}
+out_w:
+	if (!uname(&un)) {
+		info.hostname = un.nodename;
+		info.osrelease = un.release;
+		info.arch = un.machine;
+	}
+	info.version = "deferstack-0.1";
+	info.nr_cpus_avail = (uint32_t)ncpu;
+	info.nr_cpus_online = (uint32_t)ncpu;
+	info.argc = argc;
+	info.argv = argv;
+	{
+		int e2 = ds_writer_close(&r->w, &info);
+
+		if (!err && e2) {
+			die_msg("writing %s failed: %s", path, strerror(-e2));
+			err = e2;
+		}
+	}
+	if (!err && r->o.cmd && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		die_msg("the command could not be run");
+		err = -ENOENT;
+	}
+out:
+	if (r->o.cmd && r->child > 0 && err && !child_done) {
+		kill(r->child, SIGKILL);
+		waitpid(r->child, NULL, 0);
+	}
+	if (tids != &r->child)
+		free(tids);
+	free(cpus);
+	free(pfd);
+	return err;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct rec r;
+	struct ds_stitch_stats st;
+	char tmp[4096];
+	const char *path;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	ret = parse_record_opts(argc, argv, &r.o);
+	if (ret)
+		return ret > 0 ? 0 : 2;
+	if (r.o.mode != MODE_CLASSIC) {
+		ret = probe_defer(&r.o);
+		if (ret < 0) {
+			open_error(ret, 0, -1);
+			return 1;
+		}
+		if (ret == 0 && r.o.mode == MODE_DEFER) {
+			die_msg("--mode defer: this kernel does not support deferred user "
+				"callchains (perf_event_open with defer_callchain: EINVAL); use "
+				"--mode auto or --mode classic");
+			return 1;
+		}
+		if (ret == 0)
+			fprintf(stderr, PROG ": kernel lacks deferred user callchains; falling "
+				"back to classic callchains\n");
+		r.defer = ret == 1;
+	}
+	path = r.o.out;
+	if (r.o.stitched) {
+		snprintf(tmp, sizeof(tmp), "%s.raw.tmp", r.o.out);
+		path = tmp;
+	}
+	ret = do_record(&r, path, argc, argv);
+	cleanup(&r);
+	if (ret) {
+		if (r.o.stitched)
+			unlink(path);
+		return 1;
+	}
+	if (r.o.stitched) {
+		ret = convert_file(path, r.o.out, &st);
+		unlink(path);
+	} else {
+		struct pipeline p;
+
+		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
+		st = p.st.st;
+		pipeline_close(&p);
+	}
+	if (ret)
+		return 1;
+	fprintf(stderr, PROG ": wrote %s (%s mode%s, %.1f MB)\n", r.o.out,
+		r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
+		r.bytes / 1048576.0);
+	fprintf(stderr, PROG ": ");
+	print_summary(stderr, &st);
+	return 0;
+}
