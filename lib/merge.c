@@ -122,7 +122,7 @@ void ds_merge_flush(struct ds_merge *m)
 
 int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec)
 {
-	size_t best = SIZE_MAX, known = 0;
+	size_t best = SIZE_MAX;
 	struct ds_merge_node *n;
 
 	free(m->out);
@@ -133,12 +133,9 @@ int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec)
 		if (m->q_head[i] && (best == SIZE_MAX || m->q_head[i]->time <
 						       m->q_head[best]->time))
 			best = i;
-		/* a queue counts as known once it ever had records */
-		known += m->q_head[i] || m->q_len[i];
 	}
 	n = m->q_head[best];
-	if (!m->flushing && m->pending <= m->max_pending && n->time > m->watermark &&
-	    m->nr_nonempty < known)
+	if (!m->flushing && m->pending <= m->max_pending && n->time > m->watermark)
 		return 0;
 	m->q_head[best] = n->next;
 	if (!n->next) {

@@ -215,16 +215,18 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /*
  * k-way merge: records are queued per CPU (each CPU's buffer is in time
- * order); the head with the smallest time is released when every known CPU
- * queue has a record, when its time is at or below the watermark set by
- * ds_merge_round() (perf's FINISHED_ROUND rule: everything up to the
- * largest time seen before the previous round is final), when more than
- * max_pending records are queued, or on ds_merge_flush().
+ * order; a rare out-of-order record is insertion-sorted into its queue);
+ * the queue head with the smallest time is released when its time is at or
+ * below the watermark set by ds_merge_round() (perf's FINISHED_ROUND rule:
+ * a round is written after every pass over all buffers, so everything up
+ * to the largest time seen before the previous round is final), when more
+ * than max_pending records are queued (bounded memory for streams without
+ * rounds), or after ds_merge_flush().
  */
 struct ds_merge_node;
 struct ds_merge {
 	struct ds_merge_node **q_head, **q_tail;	/* per CPU queue */
-	size_t *q_len;
+	size_t *q_len;		/* records ever queued per CPU */
 	size_t nr_q;
 	size_t nr_nonempty;
 	size_t pending, max_pending;
@@ -235,6 +237,7 @@ struct ds_merge {
 	uint64_t last_released;
 };
 
+/* max_pending 0 = default (1M records). */
 int ds_merge_init(struct ds_merge *m, size_t max_pending);
 void ds_merge_destroy(struct ds_merge *m);
 /* Queue a copy of rec (with its parsed time/cpu; no time -> 0, cpu -> 0). */

@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: MIT
+/* Unit tests of libdeferstack pieces: ABI helpers, parsing, ring buffer,
+ * perf.data reader/writer, merge, symbols, folding. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "streams.h"
+
+static char tmpdir[] = "/tmp/ds-unit-XXXXXX";
+
+static const char *tpath(const char *name)
+{
+	static char buf[256];
+
+	snprintf(buf, sizeof(buf), "%s/%s", tmpdir, name);
+	return buf;
+}
+
+static void t_attr_flags(void **state)
+{
+	struct perf_event_attr a;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.disabled = 1;
+	assert_int_equal(ds_attr_flags(&a), 1);		/* bit 0 is disabled */
+	memset(&a, 0, sizeof(a));
+	a.sample_id_all = 1;
+	assert_int_equal(ds_attr_flags(&a), 1ULL << 18);
+	a.sample_id_all = 0;
+	a.sigtrap = 1;					/* bit 37, last one in 6.1 */
+	assert_int_equal(ds_attr_flags(&a), 1ULL << 37);
+	memset(&a, 0, sizeof(a));
+	ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+	assert_int_equal(ds_attr_flags(&a), (1ULL << 38) | (1ULL << 39));
+	assert_true(ds_attr_test_flag(&a, 38));
+	assert_int_equal(a.read_format, 0);
+	assert_int_equal(a.wakeup_events, 0);
+	ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_OUTPUT, 0);
+	assert_int_equal(ds_attr_flags(&a), 1ULL << 38);
+	assert_int_equal(DS_RECORD_CALLCHAIN_DEFERRED, 22);
+	assert_true(DS_CONTEXT_USER_DEFERRED == (uint64_t)-640);
+}
+
+static void t_parse_sample(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	uint64_t nr;
+
+	(void)state;
+	sb_dsample(&s, 42, 1000, 3, 0, 0xabc);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	assert_int_equal(ev.type, PERF_RECORD_SAMPLE);
+	assert_int_equal(ev.tid, 42);
+	assert_int_equal(ev.time, 1000);
+	assert_int_equal(ev.cpu, 3);
+	assert_int_equal(ev.id, 1);
+	assert_int_equal(ev.nr, 5);
+	assert_true(ev.has_cookie);
+	assert_int_equal(ev.cookie, 0xabc);
+	/* nr larger than the record */
+	nr = 6;
+	memcpy(s.b + ev.chain_off, &nr, 8);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), -EINVAL);
+	nr = UINT64_MAX / 4;
+	memcpy(s.b + 8 + 6 * 8, &nr, 8);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), -EINVAL);
+	/* size 0 / larger than the buffer */
+	memset(s.b + 6, 0, 2);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), -EINVAL);
+	assert_int_equal(ds_event_parse(s.b, 4, TST_ST, true, &ev), -EINVAL);
+	free(s.b);
+}
+
+static void t_parse_others(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	uint64_t nr = 1000;
+
+	(void)state;
+	sb_deferred(&s, 5, 77, 1, 0x300000001ULL, 0, 3);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	assert_int_equal(ev.type, 22);
+	assert_int_equal(ev.cookie, 0x300000001ULL);
+	assert_int_equal(ev.nr, 3);
+	assert_int_equal(ev.chain[2], UADDR(2));
+	assert_int_equal(ev.tid, 5);
+	assert_int_equal(ev.time, 77);
+	assert_int_equal(ev.cpu, 1);
+	memcpy(s.b + 16, &nr, 8);	/* nr past the sample_id */
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), -EINVAL);
+	s.len = 0;
+	sb_comm(&s, 9, "hello", 5);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	assert_string_equal(ev.comm, "hello");
+	assert_int_equal(ev.time, 5);
+	memset(s.b + 16, 'x', 16);	/* no NUL before the sample_id */
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), -EINVAL);
+	s.len = 0;
+	sb_unknown(&s, 200);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	assert_int_equal(ev.type, 200);
+	assert_string_equal(ds_record_name(200), "UNKNOWN");
+	free(s.b);
+}
+
+static void t_set_callchain(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_event ev, ev2;
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, KADDR(1), PERF_CONTEXT_USER, UADDR(1),
+			     UADDR(2), UADDR(3) };
+	uint64_t out[64];
+	int n;
+
+	(void)state;
+	sb_dsample(&s, 1, 2, 0, 0, 7);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	n = ds_sample_set_callchain(&ev, chain, 6, out, sizeof(out));
+	assert_int_equal(n, (int)s.len + 8);
+	assert_int_equal(ds_event_parse(out, (size_t)n, TST_ST, true, &ev2), 0);
+	assert_int_equal(ev2.nr, 6);
+	assert_false(ev2.has_cookie);
+	assert_int_equal(ev2.chain[5], UADDR(3));
+	assert_int_equal(ev2.tid, 1);
+	assert_int_equal(ds_sample_set_callchain(&ev, chain, 6, out, 16), -ENOSPC);
+	free(s.b);
+}
+
+/* Fake mmap area: one header page + 2 data pages; records wrap around. */
+static void t_ring(void **state)
+{
+	const size_t ps = 4096, dsz = 2 * ps;
+	uint8_t *area = aligned_alloc(ps, ps + dsz);
+	struct perf_event_mmap_page *pg = (void *)area;
+	struct ds_ring r;
+	struct sbuf s = { 0 };
+	const struct perf_event_header *h;
+	struct ds_event ev;
+	uint64_t pos = dsz - 24;	/* next record straddles the end */
+	int n = 0;
+
+	(void)state;
+	assert_non_null(area);
+	memset(area, 0, ps + dsz);
+	pg->data_offset = ps;
+	pg->data_size = dsz;
+	pg->data_tail = pos;
+	for (int i = 0; i < 3; i++)
+		sb_dsample(&s, 100 + (uint32_t)i, 10 + (uint64_t)i, 0, 0, (uint64_t)i + 1);
+	for (size_t k = 0; k < s.len; k++)
+		area[ps + ((pos + k) & (dsz - 1))] = s.b[k];
+	pg->data_head = pos + s.len;
+	assert_int_equal(ds_ring_init(&r, area, ps + dsz, ps), 0);
+	assert_int_equal(ds_ring_begin(&r), s.len);
+	while (ds_ring_next(&r, &h) == 1) {
+		assert_int_equal(ds_event_parse(h, h->size, TST_ST, true, &ev), 0);
+		assert_int_equal(ev.tid, 100 + (uint32_t)n);
+		assert_int_equal(ev.cookie, (uint64_t)n + 1);
+		n++;
+	}
+	assert_int_equal(n, 3);
+	ds_ring_end(&r);
+	assert_int_equal(pg->data_tail, pos + s.len);
+	/* a size-0 record is an error, and the reader skips to head */
+	memset(area + ps + ((pos + s.len) & (dsz - 1)), 0, 8);
+	pg->data_head = pos + s.len + 64;
+	ds_ring_begin(&r);
+	assert_int_equal(ds_ring_next(&r, &h), -EINVAL);
+	assert_int_equal(ds_ring_next(&r, &h), 0);
+	ds_ring_destroy(&r);
+	free(area);
+	free(s.b);
+}
+
+static void t_perfdata_roundtrip(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_reader rd;
+	const struct perf_event_header *h;
+	struct ds_event ev;
+	int n = 0;
+
+	(void)state;
+	sb_comm(&s, 3, "abc", 1);
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
+	sb_round(&s);
+	assert_int_equal(sb_write_file(&s, tpath("rt.data")), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("rt.data")), 0);
+	assert_int_equal(rd.nr_attrs, 2);
+	assert_true(rd.sample_id_all);
+	assert_true(rd.use_identifier);
+	assert_int_equal(rd.attrs[1].ids[0], 2);
+	assert_string_equal(rd.attrs[0].name, "cpu-clock");
+	assert_true(ds_attr_test_flag(&rd.attrs[0].attr, DS_ATTR_BIT_DEFER_CALLCHAIN));
+	while (ds_reader_next(&rd, &h) == 1) {
+		assert_int_equal(ds_reader_parse(&rd, h, &ev), 0);
+		if (n == 2) {
+			assert_int_equal(ev.type, 22);
+			assert_int_equal(ev.cpu, 1);
+		}
+		n++;
+	}
+	assert_int_equal(n, 4);
+	ds_reader_close(&rd);
+	free(s.b);
+}
+
+static void write_bytes(const char *path, const void *b, size_t n)
+{
+	FILE *f = fopen(path, "wb");
+
+	assert_non_null(f);
+	assert_int_equal(fwrite(b, 1, n, f), n);
+	fclose(f);
+}
+
+static void t_perfdata_bad(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_reader rd;
+	const struct perf_event_header *h;
+	uint8_t *file;
+	size_t len;
+	FILE *f;
+	int ret;
+
+	(void)state;
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_dsample(&s, 3, 11, 0, 0, 0x5);
+	assert_int_equal(sb_write_file(&s, tpath("ok.data")), 0);
+	f = fopen(tpath("ok.data"), "rb");
+	file = malloc(1 << 16);
+	len = fread(file, 1, 1 << 16, f);
+	fclose(f);
+
+	write_bytes(tpath("b1"), "NOTPERF!and some more bytes", 27);
+	assert_int_equal(ds_reader_open(&rd, tpath("b1")), -EINVAL);
+	assert_non_null(strstr(rd.err, "bad magic"));
+	write_bytes(tpath("b2"), file, 60);
+	assert_int_equal(ds_reader_open(&rd, tpath("b2")), -EINVAL);
+	assert_non_null(strstr(rd.err, "truncated header"));
+	{	/* absurd attr_size */
+		uint64_t v = 1ULL << 40;
+		uint8_t *c = malloc(len);
+
+		memcpy(c, file, len);
+		memcpy(c + 16, &v, 8);
+		write_bytes(tpath("b3"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b3")), -EINVAL);
+		assert_non_null(strstr(rd.err, "attr section"));
+		/* data section larger than the file */
+		memcpy(c, file, len);
+		memcpy(c + 48, &v, 8);
+		write_bytes(tpath("b4"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b4")), -EINVAL);
+		assert_non_null(strstr(rd.err, "past end of file"));
+		free(c);
+	}
+	{	/* record of size 0 in the data section */
+		uint64_t doff;
+		uint8_t *c = malloc(len);
+
+		memcpy(c, file, len);
+		memcpy(&doff, c + 40, 8);
+		memset(c + doff + 6, 0, 2);
+		write_bytes(tpath("b5"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b5")), 0);
+		assert_int_equal(ds_reader_next(&rd, &h), -EINVAL);
+		assert_non_null(strstr(rd.err, "size 0"));
+		ds_reader_close(&rd);
+		/* record size past the data section */
+		memcpy(c, file, len);
+		c[doff + 6] = 0xf0;
+		c[doff + 7] = 0xff;
+		write_bytes(tpath("b6"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b6")), 0);
+		ret = ds_reader_next(&rd, &h);
+		assert_int_equal(ret, -EINVAL);
+		assert_non_null(strstr(rd.err, "past the data"));
+		ds_reader_close(&rd);
+		free(c);
+	}
+	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist")), -ENOENT);
+	free(file);
+	free(s.b);
+}
+
+static void t_merge(void **state)
+{
+	struct ds_merge m;
+	const struct perf_event_header *h;
+	struct sbuf s = { 0 };
+	uint64_t times[] = { 10, 30, 50, 20, 40, 60 };
+	uint32_t cpus[] = { 0, 0, 0, 1, 1, 1 };
+	uint64_t got[6];
+	int n = 0;
+
+	(void)state;
+	sb_unknown(&s, 100);
+	assert_int_equal(ds_merge_init(&m, 0), 0);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(ds_merge_push(&m, (const void *)s.b, times[i], cpus[i]), 0);
+	assert_int_equal(ds_merge_pop(&m, &h), 0);	/* nothing final yet */
+	ds_merge_round(&m);				/* watermark = 0 */
+	assert_int_equal(ds_merge_pop(&m, &h), 0);
+	ds_merge_round(&m);				/* watermark = 60 */
+	while (ds_merge_pop(&m, &h) == 1)
+		got[n++] = m.last_released;
+	assert_int_equal(n, 6);
+	for (int i = 0; i < 6; i++)
+		assert_int_equal(got[i], 10 * (i + 1));
+	assert_int_equal(m.nr_out_of_order, 0);
+	ds_merge_destroy(&m);
+	/* bounded: more than max_pending releases the oldest */
+	assert_int_equal(ds_merge_init(&m, 2), 0);
+	for (int i = 0; i < 3; i++)
+		ds_merge_push(&m, (const void *)s.b, 100 - (uint64_t)i, 0);
+	assert_int_equal(ds_merge_pop(&m, &h), 1);
+	assert_int_equal(m.last_released, 98);
+	assert_int_equal(ds_merge_pop(&m, &h), 0);
+	ds_merge_destroy(&m);
+	free(s.b);
+}
+
+/* Many tasks exiting (hash deletion) must keep the others findable. */
+static int count_cb(void *arg, const struct ds_stitch_out *o)
+{
+	if (o->kind == DS_OUT_STITCHED)
+		++*(int *)arg;
+	return 0;
+}
+
+static void t_stitch_many_tasks(void **state)
+{
+	struct ds_stitcher st;
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	int stitched = 0;
+
+	(void)state;
+	assert_int_equal(ds_stitch_init(&st, 0, count_cb, &stitched), 0);
+	for (uint32_t t = 1; t <= 2000; t++) {
+		s.len = 0;
+		sb_dsample(&s, t, t, 0, 0, t * 7);
+		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	}
+	for (uint32_t t = 1; t <= 2000; t += 2) {
+		s.len = 0;
+		sb_exit(&s, t, 5000, 0);
+		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	}
+	for (uint32_t t = 2; t <= 2000; t += 2) {
+		s.len = 0;
+		sb_deferred(&s, t, 6000, 0, t * 7, 0, 1);
+		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	}
+	assert_int_equal(stitched, 1000);
+	assert_int_equal(st.st.unm_exit, 1000);
+	assert_int_equal(st.tab_used, 1000);
+	assert_int_equal(ds_stitch_finish(&st), 0);
+	assert_int_equal(st.st.kernel_only, 1000);
+	ds_stitch_destroy(&st);
+	free(s.b);
+}
+
+__attribute__((noinline)) int ds_test_marker_function(int x)
+{
+	return x * 3 + 1;
+}
+
+static void t_symbols(void **state)
+{
+	struct ds_symbols *sym;
+	struct ds_event ev;
+	struct sbuf s = { 0 };
+	char buf[128], line[512];
+	FILE *f;
+	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
+	struct ds_frames fr = { 0 };
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
+			     ip };
+	bool found = false;
+
+	(void)state;
+	f = fopen(tpath("kallsyms"), "w");
+	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
+	      "ffffffff81000200 t helper\nffffffff81000300 D some_data\n", f);
+	fclose(f);
+	assert_int_equal(ds_symbols_new(&sym, tpath("kallsyms")), 0);
+	assert_int_equal(ds_symbols_kernel_start(sym), 0xffffffff81000000ULL);
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000150ULL, true, buf,
+					       sizeof(buf)), "do_syscall_64");
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000210ULL, true, buf,
+					       sizeof(buf)), "helper");
+	/* map our own executable from /proc/self/maps as MMAP2 records */
+	f = fopen("/proc/self/maps", "r");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long a, e, off;
+		char perms[8], path[400] = "";
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %399s", &a, &e, perms, &off,
+			   path) < 5 || perms[2] != 'x' || path[0] != '/')
+			continue;
+		s.len = 0;
+		{
+			size_t at = sb_begin(&s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+			char name[400] = { 0 };
+
+			sb_u32x2(&s, 77, 77);
+			sb_u64(&s, a);
+			sb_u64(&s, e - a);
+			sb_u64(&s, off);
+			sb_u64(&s, 0);
+			sb_u64(&s, 0);
+			sb_u64(&s, 0);
+			sb_u32x2(&s, 5, 2);
+			strcpy(name, path);
+			sb_put(&s, name, (strlen(path) + 8) & ~7u);
+			sb_sid(&s, 77, 77, 0, 0);
+			sb_end(&s, at);
+		}
+		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+		assert_int_equal(ds_symbols_event(sym, &ev), 0);
+		found |= a <= ip && ip < e;
+	}
+	fclose(f);
+	assert_true(found);
+	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
+			    "ds_test_marker_function");
+	assert_string_equal(ds_symbols_resolve(sym, 78, ip, false, buf, sizeof(buf)),
+			    "[unknown]");
+	assert_int_equal(ds_symbolize_chain(sym, 77, chain, 4, &fr), 0);
+	assert_int_equal(fr.nr, 2);
+	assert_string_equal(fr.names[0], "ds_test_marker_function");	/* root first */
+	assert_string_equal(fr.names[1], "do_syscall_64");
+	ds_frames_free(&fr);
+	ds_symbols_free(sym);
+	free(s.b);
+	assert_int_equal(ds_test_marker_function(1), 4);
+}
+
+static void t_fold(void **state)
+{
+	struct ds_fold *fo;
+	char *names1[] = { "main", "work", "leaf" }, *names2[] = { "main", "other" };
+	struct ds_frames a = { names1, 3, 3, NULL, 0, 0 }, b = { names2, 2, 2, NULL, 0, 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(ds_fold_new(&fo), 0);
+	assert_int_equal(ds_fold_add(fo, "app", &a, 3), 0);
+	assert_int_equal(ds_fold_add(fo, "app", &b, 1), 0);
+	assert_int_equal(ds_fold_add(fo, "app", &a, 2), 0);
+	assert_int_equal(ds_fold_total(fo), 6);
+	f = open_memstream(&text, &len);
+	assert_int_equal(ds_fold_write(fo, f), 0);
+	fclose(f);
+	assert_string_equal(text, "app;main;other 1\napp;main;work;leaf 5\n");
+	free(text);
+	f = open_memstream(&text, &len);
+	assert_int_equal(ds_fold_write_text(fo, f, 10), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "83.33%  83.33%  leaf"));
+	assert_non_null(strstr(text, "100.00%  main"));
+	free(text);
+	f = open_memstream(&text, &len);
+	assert_int_equal(ds_fold_write_svg(fo, f, "t<1>"), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "<svg"));
+	assert_non_null(strstr(text, "t&lt;1&gt;"));
+	assert_non_null(strstr(text, "<title>leaf (5 samples, 83.33%)</title>"));
+	assert_non_null(strstr(text, "</svg>"));
+	free(text);
+	ds_fold_free(fo);
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+	char cmd[300];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_attr_flags),
+		cmocka_unit_test(t_parse_sample),
+		cmocka_unit_test(t_parse_others),
+		cmocka_unit_test(t_set_callchain),
+		cmocka_unit_test(t_ring),
+		cmocka_unit_test(t_perfdata_roundtrip),
+		cmocka_unit_test(t_perfdata_bad),
+		cmocka_unit_test(t_merge),
+		cmocka_unit_test(t_stitch_many_tasks),
+		cmocka_unit_test(t_symbols),
+		cmocka_unit_test(t_fold),
+	};
+
+	return cmocka_run_group_tests_name("libdeferstack", tests, setup, teardown);
+}
