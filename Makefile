@@ -60,7 +60,7 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
-check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack
+check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -84,3 +84,11 @@ bench: $(OUT)/bench/stitch_bench
 
 clean:
 	rm -rf $(OUT)
+
+$(OUT)/tests/mkdata: tests/cli/mkdata.c tests/unit/streams.h $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
+
+$(OUT)/tests/burn: tests/workload/burn.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@

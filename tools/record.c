@@ -872,9 +872,9 @@ int cmd_record(int argc, char **argv)
 	}
 	if (ret)
 		return 1;
-	fprintf(stderr, PROG ": wrote %s (%s mode%s, %.1f MB)\n", r.o.out,
-		r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
-		r.bytes / 1048576.0);
+	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
+		r.o.out, r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
+		r.nr_records, r.bytes / 1024.0);
 	fprintf(stderr, PROG ": ");
 	print_summary(stderr, &st);
 	return 0;

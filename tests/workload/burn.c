@@ -32,6 +32,8 @@ __attribute__((noinline)) void syscall_loop(int fd, int n)
 	static char buf[4096];
 
 	for (int i = 0; i < n; i++) {
+		for (int j = 0; j < 512; j++)
+			buf[(i + j) & 4095] += (char)j;
 		if (write(fd, buf, sizeof(buf)) < 0)
 			break;
 	}
@@ -51,8 +53,8 @@ int main(int argc, char **argv)
 	int fd = open("/dev/null", O_WRONLY);
 
 	while (now() - t0 < secs) {
-		burn_outer(2000000);
-		syscall_loop(fd, 2000);
+		burn_outer(300000);
+		syscall_loop(fd, 3000);
 	}
 	close(fd);
 	return 0;

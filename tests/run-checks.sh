@@ -1,0 +1,172 @@
+#!/bin/bash
+# make check driver: cmocka unit + golden tests, CLI tests (help, golden
+# script output, bad input), host end-to-end record/report, perf interop.
+# Ends with "N passed, N failed, N skipped" and exits non-zero on failure.
+set -u
+OUT=${1:?usage: run-checks.sh OUTDIR UNIT_BIN...}
+shift
+DS="$OUT/deferstack"          # optimized CLI (for recording)
+DSAN="$OUT/san/deferstack"    # ASan+UBSan CLI (for parsing bad input)
+T=$(mktemp -d /tmp/ds-check.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+pass=0 fail=0 skip=0
+
+ok()   { pass=$((pass + 1)); echo "PASS: $1"; }
+bad()  { fail=$((fail + 1)); echo "FAIL: $1"; }
+skp()  { skip=$((skip + 1)); echo "SKIP: $1"; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+
+# --- cmocka unit and golden tests
+for t in "$@"; do
+	if "$t" > "$T/unit.log" 2>&1; then
+		n=$(grep -c '^\[       OK \]' "$T/unit.log")
+		ok "$(basename "$t") ($n cmocka tests)"
+	else
+		cat "$T/unit.log"
+		bad "$(basename "$t")"
+	fi
+done
+
+# --- help for every subcommand
+for c in record report script convert; do
+	check "$c --help" bash -c "'$DS' $c --help | grep -q 'usage: deferstack $c'"
+done
+check "top-level --help" bash -c "'$DS' --help | grep -q 'commands:'"
+check "unknown command fails" bash -c "! '$DS' frobnicate 2>/dev/null"
+if command -v groff >/dev/null; then
+	check "man page renders" bash -c "groff -man -Tutf8 -ww -z man/deferstack.1 2>&1 | (! grep -q .) && groff -man -Tutf8 man/deferstack.1 | grep -q 'deferstack record'"
+else
+	check "man page present" grep -q '^\.TH DEFERSTACK 1' man/deferstack.1
+fi
+
+# --- hand-built raw deferred stream through the CLI
+"$OUT/tests/mkdata" "$T/m.data" || bad "mkdata"
+"$DSAN" script -i "$T/m.data" -k /dev/null > "$T/script.txt" 2> "$T/script.err"
+check "script exit 0" test $? -eq 0
+check "script: 4 stitched" test "$(grep -c ': stitched cookie' "$T/script.txt")" -eq 4
+check "script: record-first marked" grep -q 'stitched cookie=0x100000001 (record before sample)' "$T/script.txt"
+check "script: lost -> kernel-only" grep -q 'kernel-only cookie=0x200000001 (user stack not stitched: cookie-changed)' "$T/script.txt"
+check "script: end -> kernel-only" grep -q 'kernel-only cookie=0x300000001 (user stack not stitched: end-of-data)' "$T/script.txt"
+check "script: summary" grep -q 'summary: 6 samples, 2 deferred records, 4 stitched (1 record-first), 0 complete, 2 unmatched' "$T/script.err"
+"$DSAN" report -i "$T/m.data" -k /dev/null --folded > "$T/m.folded" 2>/dev/null
+check "report --folded on raw stream" grep -q '^alpha;\[user stack not stitched\];' "$T/m.folded"
+check "convert raw -> classic" "$DSAN" convert -i "$T/m.data" -o "$T/m.classic" 2>/dev/null
+"$DSAN" script -i "$T/m.classic" -k /dev/null > "$T/classic.txt" 2>/dev/null
+check "converted file: all complete" test "$(grep -c ': complete' "$T/classic.txt")" -eq 6
+if command -v perf >/dev/null; then
+	check "perf script reads converted file" bash -c "perf script -i '$T/m.classic' 2>&1 | grep -q 'cpu-clock'"
+else
+	skp "perf not installed"
+fi
+
+# --- bad input: clear one-line error, non-zero exit, no sanitizer report
+put_u64() { # file offset value
+	local v=$3 s="" i
+	for i in 0 1 2 3 4 5 6 7; do s="$s$(printf '\\x%02x' $(((v >> (8 * i)) & 255)))"; done
+	printf "$s" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+put_u16() {
+	printf "$(printf '\\x%02x\\x%02x' $(($3 & 255)) $((($3 >> 8) & 255)))" |
+		dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+expect_error() { # name file pattern
+	local name=$1 f=$2 pat=$3 rc
+	"$DSAN" report -i "$f" -k /dev/null > /dev/null 2> "$T/err.txt"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "$pat" "$T/err.txt" &&
+	   ! grep -q 'Sanitizer\|runtime error' "$T/err.txt"; then
+		ok "bad input: $name ($(head -1 "$T/err.txt"))"
+	else
+		echo "rc=$rc"; cat "$T/err.txt"
+		bad "bad input: $name"
+	fi
+}
+printf 'NOTAPERFFILE-----' > "$T/magic"; expect_error "wrong magic" "$T/magic" "bad magic"
+: > "$T/empty"; expect_error "empty file" "$T/empty" "too short"
+head -c 50 "$T/m.data" > "$T/trunc_hdr"; expect_error "truncated header" "$T/trunc_hdr" "truncated header"
+cp "$T/m.data" "$T/attrsz"; put_u64 "$T/attrsz" 16 $((1 << 40))
+expect_error "absurd attr_size" "$T/attrsz" "bad attr section"
+cp "$T/m.data" "$T/datasz"; put_u64 "$T/datasz" 48 $((1 << 50))
+expect_error "absurd data size" "$T/datasz" "past end of file"
+DOFF=$(od -An -t u8 -j 40 -N 8 "$T/m.data" | tr -d ' ')
+DSIZE=$(od -An -t u8 -j 48 -N 8 "$T/m.data" | tr -d ' ')
+cp "$T/m.data" "$T/size0"; put_u16 "$T/size0" $((DOFF + 6)) 0
+expect_error "record size 0" "$T/size0" "record of size 0"
+cp "$T/m.data" "$T/bigrec"; put_u16 "$T/bigrec" $((DOFF + 6)) 65528
+expect_error "record larger than data" "$T/bigrec" "runs past the data section"
+# the first sample follows two 64-byte COMM records; its callchain nr is at +56
+cp "$T/m.data" "$T/nr"; put_u64 "$T/nr" $((DOFF + 128 + 56)) 1000
+expect_error "callchain nr larger than record" "$T/nr" "nr larger than the record"
+cp "$T/m.data" "$T/dnr"; put_u64 "$T/dnr" $((DOFF + 128 + 3 * 104 + 8 + 16)) 99999
+expect_error "deferred nr larger than record" "$T/dnr" "malformed CALLCHAIN_DEFERRED"
+head -c $((DOFF + DSIZE / 2 + 3)) "$T/m.data" > "$T/trunc_data"
+expect_error "truncated data" "$T/trunc_data" "past end of file"
+expect_error "missing file" "$T/nope" "cannot open"
+
+# --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
+if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
+	skp "host end-to-end (needs root or perf_event_paranoid <= 1)"
+else
+	BURN="$OUT/tests/burn"
+	"$DS" record --mode auto -F 499 -o "$T/e2e.data" -- "$BURN" 1 2> "$T/rec.err"
+	rc=$?
+	cat "$T/rec.err"
+	check "record --mode auto -- burn: exit 0" test $rc -eq 0
+	if grep -q 'falling back to classic' "$T/rec.err"; then
+		ok "auto mode: one-line fallback notice on a kernel without defer"
+		"$DS" record --mode defer -o "$T/defer.data" -- /bin/true 2> "$T/defer.err"
+		rc=$?
+		check "record --mode defer fails clearly without kernel support" \
+			bash -c "[ $rc -eq 1 ] && grep -q 'does not support deferred user callchains' '$T/defer.err'"
+	else
+		skp "fallback notice (kernel supports deferred callchains)"
+	fi
+	check "record summary printed" grep -q 'summary: [1-9][0-9]* samples' "$T/rec.err"
+	check "kallsyms saved next to the data" test -s "$T/e2e.data.kallsyms"
+	"$DSAN" report -i "$T/e2e.data" --folded > "$T/e2e.folded" 2>/dev/null
+	for fn in burn_leaf burn_middle burn_outer syscall_loop main; do
+		check "report --folded has $fn" grep -q "^burn;.*$fn" "$T/e2e.folded"
+	done
+	check "folded format: 'frames count'" bash -c "grep -qE '^[^ ].*;burn_leaf [0-9]+$' '$T/e2e.folded'"
+	check "report --folded has kernel frames under write" grep -qE ';write;.*(do_syscall_64|entry_SYSCALL)' "$T/e2e.folded"
+	"$DSAN" report -i "$T/e2e.data" --text > "$T/e2e.txt" 2>/dev/null
+	check "report --text top functions" grep -q 'burn_leaf' "$T/e2e.txt"
+	"$DSAN" report -i "$T/e2e.data" --svg "$T/e2e.svg" 2>/dev/null
+	check "report --svg writes a flame graph" bash -c "grep -q '</svg>' '$T/e2e.svg' && grep -q 'burn_leaf' '$T/e2e.svg'"
+	"$DSAN" script -i "$T/e2e.data" > "$T/e2e.script" 2>/dev/null
+	check "script shows frames" grep -q 'burn_leaf' "$T/e2e.script"
+	if command -v perf >/dev/null; then
+		pv=$(perf --version | sed 's/[^0-9]*\([0-9]*\).*/\1/')
+		if grep -q 'falling back to classic' "$T/rec.err" || [ "${pv:-0}" -ge 7 ]; then
+			perf report -i "$T/e2e.data" --stdio > "$T/perf.txt" 2>&1
+			check "perf $pv report reads the recorded file" bash -c "grep -q 'burn_leaf' '$T/perf.txt'"
+			check "perf $pv script reads the recorded file" bash -c "perf script -i '$T/e2e.data' 2>/dev/null | grep -q burn_leaf"
+		fi
+		"$DS" record --mode auto --stitched -F 499 -o "$T/st.data" -- "$BURN" 0.5 2>/dev/null
+		check "record --stitched: perf $pv report reads it" bash -c "perf report -i '$T/st.data' --stdio 2>&1 | grep -q burn_leaf"
+		if [ "${pv:-0}" -ge 7 ]; then
+			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
+		else
+			skp "raw deferred file read by perf >= 7 (installed perf version $pv < 7)"
+		fi
+	else
+		skp "perf interop (perf not installed)"
+	fi
+	# -p PID and -a
+	"$BURN" 3 & bp=$!
+	sleep 0.2
+	"$DS" record -p $bp -d 1 -o "$T/pid.data" 2> "$T/pid.err"
+	check "record -p PID" bash -c "'$DS' report -i '$T/pid.data' --folded 2>/dev/null | grep -q burn_leaf"
+	"$DS" record -a -d 1 -o "$T/all.data" 2> "$T/all.err"
+	check "record -a" bash -c "'$DS' report -i '$T/all.data' --folded 2>/dev/null | grep -q 'burn;.*burn_leaf'"
+	kill $bp 2>/dev/null; wait $bp 2>/dev/null
+	check "record without target fails" bash -c "! '$DS' record -o '$T/x.data' 2>/dev/null"
+	check "record of a missing command fails" bash -c "! '$DS' record -o '$T/x.data' -- /nonexistent/cmd 2>/dev/null"
+fi
+
+echo
+echo "check: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
