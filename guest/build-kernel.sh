@@ -34,26 +34,37 @@ extract_source() {
 	git -C "$DS_SRC" tag debian-base
 }
 
+series_files() {
+	local p
+	while read -r p; do
+		case $p in ''|'#'*) continue ;; esac
+		echo "$DS_ROOT/kernel/patches/$p"
+	done < "$DS_ROOT/kernel/patches/series"
+}
+
+# Bring build/linux to debian-base + kernel/patches/series. A tree whose
+# commits already are the series (a developer's tree the patches were
+# exported from) is left alone, so that its build stays warm.
 apply_series() {
-	local stamp want
-	want=$( (cd "$DS_ROOT/kernel/patches" && cat series $(grep -v '^#' series 2>/dev/null)) |
-		sha256sum | cut -d' ' -f1)
-	stamp=$(cat "$DS_SRC/.git/deferstack-series" 2>/dev/null || true)
-	[ "$stamp" = "$want" ] && return 0
+	local want have p n=0
+	mapfile -t patches < <(series_files)
+	want=$( [ ${#patches[@]} -eq 0 ] || cat "${patches[@]}" | git patch-id --stable | cut -d' ' -f1)
+	have=$(git -C "$DS_SRC" format-patch --stdout debian-base..HEAD | git patch-id --stable |
+		cut -d' ' -f1)
+	if [ "$want" = "$have" ] && [ -z "$(git -C "$DS_SRC" status --porcelain --untracked-files=no)" ]; then
+		return 0
+	fi
 	if [ -n "$(git -C "$DS_SRC" status --porcelain --untracked-files=no)" ] &&
 	   [ -z "${DS_FORCE:-}" ]; then
 		ds_die "$DS_SRC has uncommitted changes; commit them or set DS_FORCE=1"
 	fi
 	git -C "$DS_SRC" checkout -q -f -B series debian-base
-	local p n=0
-	while read -r p; do
-		case $p in ''|'#'*) continue ;; esac
+	for p in "${patches[@]}"; do
 		git -C "$DS_SRC" -c user.name=deferstack -c user.email=ci@deferstack.invalid \
-			am -q --keep-cr "$DS_ROOT/kernel/patches/$p" ||
-			{ git -C "$DS_SRC" am --abort; ds_die "patch $p does not apply"; }
+			am -q --keep-cr "$p" ||
+			{ git -C "$DS_SRC" am --abort; ds_die "patch $(basename "$p") does not apply"; }
 		n=$((n + 1))
-	done < "$DS_ROOT/kernel/patches/series"
-	echo "$want" > "$DS_SRC/.git/deferstack-series"
+	done
 	ds_log "applied $n patches"
 }
 
