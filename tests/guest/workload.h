@@ -18,6 +18,9 @@ struct workload_stats {
 int workload_run(unsigned int msec, size_t read_size, const char *path,
 		 struct workload_stats *st);
 
+/* The read path on its own, for tests that drive it directly. */
+long wl_read_top(int fd, char *buf, size_t len);
+
 /* The functions a stitched stack must show, innermost first. */
 extern const char *const workload_read_chain[];
 extern const char *const workload_spin_chain[];

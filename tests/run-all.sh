@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Every test of the project, as README's test command and CI run it:
+#   1. user space: unit, golden, CLI and end-to-end tests (ASan+UBSan), fuzzing
+#      for a bounded time;
+#   2. the kernel series builds with clang (LLVM=1) as well as gcc;
+#   3. the harness self-test (a failing test, a panic and a hang each fail);
+#   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
+#   5. the guest tests on Debian sid's stock 7.x kernel, and the differential
+#      comparison of record layouts between it and ours.
+# Installs what it needs (Debian packages, linux-source-6.12). Ends with
+# "N passed, N failed" over the stages and exits non-zero if any failed.
+#
+# DS_SKIP="clang debug ref fuzz" skips stages (for quick local runs).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/guest/lib.sh"
+
+pass=0 fail=0 failed=()
+: > "$DS_BUILD/stage-times" 2>/dev/null || { mkdir -p "$DS_BUILD"; : > "$DS_BUILD/stage-times"; }
+
+skipped() { case " ${DS_SKIP:-} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+stage() {
+	local name=$1
+	shift
+	if skipped "$name"; then
+		echo "=== $name: skipped (DS_SKIP)"
+		return
+	fi
+	echo "=== $name"
+	if ds_stage "$name" "$@"; then
+		pass=$((pass + 1))
+		echo "=== $name: PASS"
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		echo "=== $name: FAIL"
+	fi
+}
+
+install_all() {
+	# linux-perf: upstream perf 6.1, to check that it reads our perf.data files.
+	ds_need_pkgs "${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" libelf-dev zlib1g-dev \
+		libzstd-dev libcmocka-dev make gcc clang llvm linux-perf
+}
+
+userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
+fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
+kernel_clang() { "$root/guest/build-kernel.sh" fast clang >/dev/null; }
+guest() { "$root/guest/run-guest.sh" -k "$1" -s all; }
+differential() {
+	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-all.log"
+}
+
+stage install install_all
+stage userspace userspace
+stage fuzz fuzz
+stage kernel-fast "$root/guest/build-kernel.sh" fast
+stage kernel-clang kernel_clang
+stage harness-selftest "$root/tests/harness-selftest.sh"
+stage guest-fast guest fast
+stage guest-debug guest debug
+stage guest-ref guest ref
+skipped ref || stage differential differential
+
+echo
+echo "stage times (s):"
+sed 's/^/  /' "$DS_BUILD/stage-times"
+[ ${#failed[@]} -eq 0 ] || echo "failed stages: ${failed[*]}"
+echo "deferstack: $pass passed, $fail failed"
+[ $fail -eq 0 ]
