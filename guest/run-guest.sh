@@ -28,7 +28,10 @@ ref) image=$("$DS_ROOT/guest/fetch-reference.sh") || exit 1 ;;
 *) image=$kernel; kernel=$(basename "$kernel") ;;
 esac
 # Software emulation: the debug kernel (KASAN, lockdep) boots and runs slowly.
-[ -n "$timeout" ] || case $kernel in debug) timeout=900 ;; *) timeout=420 ;; esac
+[ -n "$timeout" ] || case $kernel in debug) timeout=1200 ;; *) timeout=420 ;; esac
+# and samples less often, or the sampling interrupts eat the emulated CPUs.
+scale=1
+[ "$kernel" = debug ] && scale=${DS_DEBUG_PERIOD_SCALE:-4}
 
 ds_need_pkgs "${DS_GUEST_PKGS[@]}"
 initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
@@ -45,7 +48,7 @@ ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s, console $lo
 start=$(date +%s)
 timeout -k 10 "$timeout" qemu-system-x86_64 -M pc -cpu max -smp 2 -m 2048 \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
-	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite" \
+	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite ds.period_scale=$scale" \
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
 qrc=$?
 elapsed=$(( $(date +%s) - start ))

@@ -87,6 +87,7 @@ int main(void)
 			return 1;
 		}
 		col[cpu].ring_id = cpu;
+		col[cpu].only_tid = (uint32_t)pid;	/* per-CPU buffers see everyone */
 	}
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		ioctl(fds[cpu], PERF_EVENT_IOC_ENABLE, 0);

@@ -23,6 +23,10 @@ void ds_attr_set_flag(struct perf_event_attr *attr, int bit)
 
 void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns)
 {
+	const char *scale = getenv("DS_PERIOD_SCALE");
+
+	if (scale && atoi(scale) > 1)
+		period_ns *= (uint64_t)atoi(scale);
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;

@@ -22,7 +22,10 @@
 /* Set one bit of the attr flags word (the bitfield that starts with .disabled). */
 void ds_attr_set_flag(struct perf_event_attr *attr, int bit);
 
-/* cpu-clock sampling attr: IP|TID|TIME|CPU|CALLCHAIN, sample_id_all, disabled. */
+/*
+ * cpu-clock sampling attr: IP|TID|TIME|CPU|CALLCHAIN, sample_id_all, disabled.
+ * The period is multiplied by $DS_PERIOD_SCALE (slow debug kernels).
+ */
 void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns);
 
 int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,

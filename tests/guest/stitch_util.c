@@ -42,6 +42,8 @@ void ds_collect_record(const struct perf_event_header *hdr, void *arg)
 			c->bad++;
 			return;
 		}
+		if (c->only_tid && s.tid != c->only_tid)
+			return;
 		r->tid = s.tid;
 		r->cpu = s.cpu;
 		r->time = s.time;
@@ -61,6 +63,8 @@ void ds_collect_record(const struct perf_event_header *hdr, void *arg)
 			c->bad++;
 			return;
 		}
+		if (c->only_tid && d.tid != c->only_tid)
+			return;
 		r->deferred = 1;
 		r->tid = d.tid;
 		r->cpu = d.cpu;

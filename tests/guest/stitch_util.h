@@ -31,6 +31,7 @@ struct ds_collect {
 	long n, cap;
 	long other, lost, bad;
 	int ring_id;			/* which buffer records came from (per-CPU tests) */
+	uint32_t only_tid;		/* keep only this task's records (0: all) */
 };
 
 void ds_collect_record(const struct perf_event_header *hdr, void *arg);

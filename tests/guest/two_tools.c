@@ -71,7 +71,7 @@ static int run_tool(char name, pid_t wl, int ready_fd, int done_fd)
 {
 	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
 	struct perf_event_attr attr;
-	struct tool t = { .name = name };
+	struct tool t = { .name = name, .col.only_tid = (uint32_t)wl };
 	struct ds_verdict v;
 	int failed = 0;
 	char c;

@@ -1,0 +1,45 @@
+#!/bin/sh
+# The deferstack CLI end to end in the guest: record the example workload with
+# deferred callchains, per task and system-wide (-a), and check that the
+# stitched profiles contain the workload's real call chains. With DS_OUT set,
+# the report, folded stacks, flame graph and script output are left there.
+out=${DS_OUT:-/tmp/cli_e2e}
+mkdir -p "$out"
+cd "$out" || exit 1
+fail=0
+check() {
+	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
+}
+read_chain='wl_read_top;wl_read_mid;wl_read_leaf;wl_syscall3'
+spin_chain='wl_spin_top;wl_spin_mid;wl_spin_leaf'
+
+# Per task: the command and its children.
+deferstack record --mode defer -F 2000 -o task.data -- \
+	/tests/example_workload 2000 8388608 2> record-task.log
+rc=$?
+sed 's/^/# /' record-task.log
+check "record --mode defer (task) exits 0" "[ $rc -eq 0 ]"
+deferstack report -i task.data --folded > task.folded 2> report-task.log
+check "task profile has the stitched read chain" "grep -q '$read_chain' task.folded"
+check "task profile has the stitched spin chain" "grep -q '$spin_chain' task.folded"
+check "task profile has kernel frames under the read chain" \
+	"grep '$read_chain' task.folded | grep -q 'read'"
+deferstack report -i task.data --text > report.txt 2>/dev/null
+deferstack report -i task.data --svg flamegraph.svg 2>/dev/null
+check "flame graph written" "grep -q '<svg' flamegraph.svg && grep -q wl_read_leaf flamegraph.svg"
+deferstack script -i task.data > script.txt 2>/dev/null
+check "script shows cookies" "grep -qi cookie script.txt"
+
+# System-wide: one event per CPU while the workload runs.
+/tests/example_workload 3000 8388608 > /dev/null &
+wl=$!
+deferstack record --mode defer -a -d 2 -F 1000 -o system.data 2> record-system.log
+rc=$?
+wait $wl
+sed 's/^/# /' record-system.log
+check "record --mode defer -a exits 0" "[ $rc -eq 0 ]"
+deferstack report -i system.data --folded > system.folded 2> report-system.log
+sed 's/^/# /' report-system.log
+check "system-wide profile has the stitched read chain" "grep -q '$read_chain' system.folded"
+check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' system.folded"
+exit $fail
