@@ -8,6 +8,7 @@
 # line with N > 0, the guest's "done" line, and no kernel splat anywhere on the
 # console. A timeout, a panic, a missing result or any splat is a failure.
 # With -o, the guest's /out is copied back into DIR through a scratch disk.
+# Any suite name that is a program in the guest's /tests runs as one test.
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -35,6 +36,12 @@ scale=1
 
 ds_need_pkgs "${DS_GUEST_PKGS[@]}"
 initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
+# DS_INITRD_EXTRA: more files for this boot, as a cpio.gz appended to ours
+# (the kernel unpacks concatenated archives in order).
+if [ -n "${DS_INITRD_EXTRA:-}" ]; then
+	cat "$initrd" "$DS_INITRD_EXTRA" > "$DS_BUILD/initramfs-extra.cpio.gz"
+	initrd=$DS_BUILD/initramfs-extra.cpio.gz
+fi
 mkdir -p "$DS_BUILD/logs"
 log=$DS_BUILD/logs/$kernel-$suite.log
 disk=$DS_BUILD/logs/$kernel-$suite.disk
