@@ -20,6 +20,7 @@ int workload_run(unsigned int msec, size_t read_size, const char *path,
 
 /* The read path on its own, for tests that drive it directly. */
 long wl_read_top(int fd, char *buf, size_t len);
+unsigned long wl_spin_top(unsigned long seed);
 
 /* The functions a stitched stack must show, innermost first. */
 extern const char *const workload_read_chain[];
