@@ -51,8 +51,11 @@ static int open_mode(enum mode m, uint64_t period)
 	struct perf_event_attr attr;
 
 	ds_attr_sampling(&attr, period);
-	if (m == DEFERRED)
+	if (m == DEFERRED) {
 		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+		/* Mainline delivers records only to defer_output events. */
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+	}
 	return ds_perf_open(&attr, 0, -1, -1, 0);
 }
 
