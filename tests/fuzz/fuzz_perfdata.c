@@ -134,7 +134,8 @@ static void fuzz_stream(const uint8_t *d, size_t n)
 	memcpy(buf, d, n);
 	ds_merge_init(&m, 16);
 	ds_stitch_init(&s, 4, cb, c);
-	while (n - off >= sizeof(struct perf_event_header)) {
+	/* off may pass n after rounding sz up: compare without underflow. */
+	while (off <= n && n - off >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h = (const void *)((uint8_t *)buf + off);
 		size_t sz = h->size;
 
