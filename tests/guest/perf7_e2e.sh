@@ -1,0 +1,138 @@
+#!/bin/sh
+# Upstream perf 7.x (Debian sid's, packed by guest/fetch-perf7.sh into /opt/perf7)
+# against the running kernel: `perf record --call-graph fp,defer` per task and
+# with -a must produce CALLCHAIN_DEFERRED records that perf stitches into whole
+# stacks (kernel frames + the workload's user frames in one sample), and perf 7.x
+# must read the perf.data files the deferstack CLI writes in raw deferred mode.
+# Skips (exit 0) when the initramfs has no perf 7.x.
+P=/opt/perf7/perf
+if [ ! -x "$P" ]; then
+	echo "# SKIP: perf 7.x not in this initramfs"
+	exit 0
+fi
+out=${DS_OUT:-/out/perf7_e2e}
+mkdir -p "$out"
+cd "$out" || exit 1
+export HOME=/tmp PAGER=cat
+fail=0
+check() {
+	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
+}
+# show FILE [N]: the first N lines of FILE as diagnostics.
+show() { head -n "${2:-20}" "$1" | sed 's/^/#     /'; }
+
+# stack_has FILE SYM...: some sample in perf script output FILE (stacks are
+# blank-line separated blocks) contains every SYM.
+stack_has() {
+	f=$1
+	shift
+	awk -v syms="$*" '
+		BEGIN { n = split(syms, s, " ") }
+		function done() { if (n > 0) { c = 0; for (i = 1; i <= n; i++) if (blk ~ s[i]) c++; if (c == n) hit = 1 } blk = "" }
+		/^[ \t]*$/ { done(); next }
+		{ blk = blk "\n" $0 }
+		END { done(); exit hit ? 0 : 1 }' "$f"
+}
+# stack_count FILE SYM: how many samples' stacks contain SYM.
+stack_count() {
+	awk -v sym="$2" '
+		function done() { if (blk ~ sym) c++; blk = "" }
+		/^[ \t]*$/ { done(); next }
+		{ blk = blk "\n" $0 }
+		END { done(); print c + 0 }' "$1"
+}
+# stat_count FILE NAME: the "NAME events: N" count of perf report --stats.
+stat_count() {
+	awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1 } END { if (!f) print 0 }' "$1"
+}
+
+# analyse TAG DATA: perf script / report / stats on DATA and the assertions.
+analyse() {
+	tag=$1 data=$2
+	"$P" script -i "$data" > "$tag.script" 2> "$tag.script.err"
+	rc=$?
+	check "$tag: perf script exits 0" "[ $rc -eq 0 ]"
+	[ $rc -eq 0 ] || show "$tag.script.err"
+	"$P" report -i "$data" --stats > "$tag.stats" 2> "$tag.stats.err"
+	"$P" script -i "$data" -D > "$tag.dump" 2> /dev/null
+	nsamp=$(stat_count "$tag.stats" SAMPLE)
+	ndef=$(stat_count "$tag.stats" CALLCHAIN_DEFERRED)
+	ndump=$(grep -c 'PERF_RECORD_CALLCHAIN_DEFERRED' "$tag.dump")
+	nmark=$(grep -c 'PERF_CONTEXT_USER_DEFERRED' "$tag.dump")
+	nread=$(stack_count "$tag.script" wl_read_leaf)
+	nspin=$(stack_count "$tag.script" wl_spin_leaf)
+	nunres=$(grep -c '(deferred)' "$tag.script")
+	echo "# $tag: $nsamp samples, $ndef CALLCHAIN_DEFERRED records (--stats), $ndump in -D," \
+		"$nmark USER_DEFERRED markers; stacks with wl_read_leaf: $nread, wl_spin_leaf: $nspin;" \
+		"unresolved '(deferred)' lines: $nunres"
+	grep -m1 -A3 'PERF_RECORD_CALLCHAIN_DEFERRED' "$tag.dump" | sed 's/^/#     /'
+	check "$tag: CALLCHAIN_DEFERRED records present" "[ ${ndef:-0} -gt 0 ] || [ ${ndump:-0} -gt 0 ]"
+	check "$tag: a stitched stack has wl_read_leaf and wl_read_mid" \
+		"stack_has $tag.script wl_read_leaf wl_read_mid"
+	check "$tag: a stitched stack has kernel frames under wl_read_leaf" \
+		"stack_has $tag.script wl_read_leaf wl_read_mid kallsyms"
+	check "$tag: a stack has wl_spin_leaf" "stack_has $tag.script wl_spin_leaf wl_spin_mid"
+	if ! stack_has "$tag.script" wl_read_leaf wl_read_mid; then
+		echo "#   first samples of perf script:"
+		show "$tag.script" 40
+	fi
+	"$P" report -i "$data" --stdio --no-children > "$tag.report" 2> "$tag.report.err"
+	rc=$?
+	check "$tag: perf report --stdio --no-children exits 0 and shows wl_read_leaf" \
+		"[ $rc -eq 0 ] && grep -q wl_read_leaf $tag.report"
+	grep -v '^#' "$tag.report" | grep -v '^$' | head -12 | sed 's/^/#     /'
+}
+
+echo "# $("$P" --version 2>&1) on kernel $(uname -r)"
+
+# 1. Per task.
+"$P" record --call-graph fp,defer -o /tmp/p.data -- /tests/example_workload 2000 8388608 \
+	> task.record.out 2> task.record.err
+rc=$?
+sed 's/^/#   record: /' task.record.err
+check "perf record --call-graph fp,defer (task) exits 0" "[ $rc -eq 0 ]"
+check "perf record (task) kept deferred callchains on" \
+	"! grep -qi 'switching off deferred' task.record.err"
+analyse task /tmp/p.data
+
+# 2. System-wide while the workload runs.
+/tests/example_workload 3000 8388608 > /dev/null &
+wl=$!
+sleep 0.3
+"$P" record -a --call-graph fp,defer -o /tmp/a.data sleep 2 > all.record.out 2> all.record.err
+rc=$?
+wait $wl
+sed 's/^/#   record -a: /' all.record.err
+check "perf record -a --call-graph fp,defer exits 0" "[ $rc -eq 0 ]"
+check "perf record -a kept deferred callchains on" \
+	"! grep -qi 'switching off deferred' all.record.err"
+analyse all /tmp/a.data
+
+# 3. perf 7.x reads what the deferstack CLI writes in raw deferred mode.
+if command -v deferstack > /dev/null; then
+	deferstack record --mode defer -o /tmp/d.data -- /tests/example_workload 1500 8388608 \
+		> ds.record.out 2> ds.record.err
+	rc=$?
+	sed 's/^/#   deferstack record: /' ds.record.err
+	check "deferstack record --mode defer exits 0" "[ $rc -eq 0 ]"
+	"$P" script -i /tmp/d.data > ds.script 2> ds.script.err
+	rc=$?
+	if [ $rc -ne 0 ] || [ ! -s ds.script ]; then
+		echo "#   perf 7.x script on deferstack's perf.data: exit $rc, error output:"
+		show ds.script.err 30
+	fi
+	check "perf 7.x script reads deferstack's perf.data" "[ $rc -eq 0 ] && [ -s ds.script ]"
+	check "perf 7.x script shows wl_read_leaf in deferstack's perf.data" \
+		"stack_has ds.script wl_read_leaf"
+	"$P" report -i /tmp/d.data --stats > ds.stats 2> /dev/null
+	echo "# deferstack's file: $(stat_count ds.stats SAMPLE) samples," \
+		"$(stat_count ds.stats CALLCHAIN_DEFERRED) CALLCHAIN_DEFERRED records;" \
+		"stacks with wl_read_leaf: $(stack_count ds.script wl_read_leaf)," \
+		"wl_read_leaf+wl_read_mid+kernel: $(stack_has ds.script wl_read_leaf wl_read_mid kallsyms && echo yes || echo no)"
+	grep -q wl_read_leaf ds.script || show ds.script 30
+else
+	echo "# FAIL: no deferstack CLI in this initramfs"
+	fail=1
+fi
+rm -f /tmp/p.data /tmp/a.data /tmp/d.data
+exit $fail
