@@ -13,7 +13,12 @@ fi
 out=${DS_OUT:-/out/perf7_e2e}
 mkdir -p "$out"
 cd "$out" || exit 1
-export HOME=/tmp PAGER=cat
+# perf's own config: resolve source lines/inlines with the linked libdw; the
+# default style runs binutils' addr2line, which the guest lacks (perf script then
+# dies of SIGPIPE with "addr2line configuration failed").
+export HOME=/tmp/perf7home PAGER=cat
+mkdir -p "$HOME"
+printf '[addr2line]\n\tstyle = libdw\n' > "$HOME/.perfconfig"
 fail=0
 check() {
 	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
@@ -43,7 +48,7 @@ stack_count() {
 }
 # stat_count FILE NAME: the "NAME events: N" count of perf report --stats.
 stat_count() {
-	awk -v n="$2" '$1 == n && $2 == "events:" { print $3; f = 1 } END { if (!f) print 0 }' "$1"
+	awk -v n="$2" '$1 == n && $2 == "events:" && !f { print $3; f = 1 } END { if (!f) print 0 }' "$1"
 }
 
 # analyse TAG DATA: perf script / report / stats on DATA and the assertions.
