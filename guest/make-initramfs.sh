@@ -17,7 +17,8 @@ mkdir -p "$root"/{bin,proc,sys,dev,tmp,out,tests} "$root/sys/kernel/debug"
 cp /bin/busybox "$root/bin/busybox"
 install -m 755 "$DS_ROOT/guest/init" "$root/init"
 install -m 755 "$DS_ROOT/guest/run-suite" "$root/tests/run-suite"
-install -m 644 "$DS_ROOT/tests/guest/suite.list" "$root/tests/suite.list"
+install -m 644 "$DS_ROOT/tests/guest/suite.list" "$DS_ROOT/tests/guest/suite-ref.list" \
+	"$root/tests/"
 for f in "$DS_ROOT"/tests/guest/*.sh "$DS_ROOT"/bench/guest/*.sh; do
 	[ -e "$f" ] && install -m 755 "$f" "$root/tests/"
 done

@@ -47,9 +47,9 @@ install_all() {
 userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
 fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
 kernel_clang() { "$root/guest/build-kernel.sh" fast clang >/dev/null; }
-guest() { "$root/guest/run-guest.sh" -k "$1" -s all; }
+guest() { "$root/guest/run-guest.sh" -k "$1" -s "${2:-all}"; }
 differential() {
-	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-all.log"
+	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-ref.log"
 }
 
 stage install install_all
@@ -60,7 +60,7 @@ stage kernel-clang kernel_clang
 stage harness-selftest "$root/tests/harness-selftest.sh"
 stage guest-fast guest fast
 stage guest-debug guest debug
-stage guest-ref guest ref
+stage guest-ref guest ref ref
 skipped ref || stage differential differential
 
 echo

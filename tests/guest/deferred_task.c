@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "stitch_util.h"
@@ -65,10 +64,7 @@ int main(int argc, char **argv)
 	DS_CHECK(&failed, v.classic_samples <= v.samples / 20,
 		 "classic chains are rare (%ld of %ld)", v.classic_samples, v.samples);
 	DS_CHECK(&failed, v.zero_cookies == 0, "no zero cookie");
-	struct utsname u;
-	int mainline = !uname(&u) && u.release[0] >= '7' && u.release[1] == '.';
-
-	if (!defer_output && mainline) {
+	if (!defer_output && ds_kernel_is_mainline()) {
 		DS_CHECK(&failed, v.records == 0,
 			 "mainline: defer_callchain alone gets no records (%ld)", v.records);
 	} else {

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "perf_util.h"
@@ -294,4 +295,11 @@ bool ds_chain_has_sequence(const struct ds_symtab *st, const uint64_t *ips,
 			return true;
 	}
 	return false;
+}
+
+bool ds_kernel_is_mainline(void)
+{
+	struct utsname u;
+
+	return !uname(&u) && u.release[0] >= '7' && u.release[1] == '.';
 }

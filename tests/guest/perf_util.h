@@ -81,6 +81,12 @@ struct ds_symtab *ds_symtab_load(const char *path);
 const char *ds_symtab_lookup(const struct ds_symtab *st, uint64_t ip);
 void ds_symtab_free(struct ds_symtab *st);
 
+/*
+ * Running on a mainline 7.x kernel (the reference)? Its delivery differs from
+ * ours where DESIGN.md says so: side-band only, broadcast to every tool.
+ */
+bool ds_kernel_is_mainline(void);
+
 static inline bool ds_is_kernel_ip(uint64_t ip)
 {
 	return ip >= 0xffff800000000000ULL && ip < (uint64_t)-4096;

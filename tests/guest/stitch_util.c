@@ -100,6 +100,14 @@ static const struct ds_rec *find_record(const struct ds_collect *c, uint32_t tid
 	return found;
 }
 
+static uint64_t last_cookie(const struct ds_collect *c, uint32_t tid)
+{
+	for (long i = c->n - 1; i >= 0; i--)
+		if (!c->recs[i].deferred && c->recs[i].tid == tid && c->recs[i].cookie)
+			return c->recs[i].cookie;
+	return 0;
+}
+
 void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab *st,
 	       struct ds_verdict *v)
 {
@@ -135,7 +143,15 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 				v->kernel_chain_in_marker++;
 			d = find_record(c, r->tid, r->cookie, &count);
 			if (!d) {
-				v->unmatched++;
+				/*
+				 * The task's last kernel entry in the buffer is the
+				 * one that disabled the event: mainline writes no
+				 * record to a disabled event, and the data ends.
+				 */
+				if (r->cookie == last_cookie(c, r->tid))
+					v->unmatched_at_end++;
+				else
+					v->unmatched++;
 				continue;
 			}
 			v->matched++;
@@ -168,8 +184,9 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 	printf("# samples %ld: marker %ld (user-mode %ld, with kernel chain %ld), classic %ld\n",
 	       v->samples, v->marker_samples, v->user_mode_samples,
 	       v->kernel_chain_in_marker, v->classic_samples);
-	printf("# deferred records %ld: matched samples %ld, unmatched %ld, duplicate %ld, orphan %ld\n",
-	       v->records, v->matched, v->unmatched, v->dup_records, v->orphan_records);
+	printf("# deferred records %ld: matched samples %ld, unmatched %ld (+%ld in the last entry), "
+	       "duplicate %ld, orphan %ld\n", v->records, v->matched, v->unmatched,
+	       v->unmatched_at_end, v->dup_records, v->orphan_records);
 	printf("# stitched read chain %ld, spin chain %ld; zero cookies %ld; interleaved %ld\n",
 	       v->read_stitched, v->spin_stitched, v->zero_cookies, v->interleaved);
 	if (v->records)

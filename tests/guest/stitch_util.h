@@ -39,7 +39,7 @@ void ds_collect_free(struct ds_collect *c);
 
 struct ds_verdict {
 	long samples, marker_samples, classic_samples, user_mode_samples;
-	long records, matched, unmatched, dup_records, orphan_records;
+	long records, matched, unmatched, unmatched_at_end, dup_records, orphan_records;
 	long zero_cookies, interleaved, read_stitched, spin_stitched;
 	long kernel_chain_in_marker;
 };
