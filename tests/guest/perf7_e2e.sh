@@ -46,6 +46,20 @@ stack_count() {
 		{ blk = blk "\n" $0 }
 		END { done(); print c + 0 }' "$1"
 }
+# unstitched FILE: "N M": N samples of the workload, M of them with no frame in
+# the workload binary (a USER_DEFERRED cookie perf could not match shows up as
+# a bare "<cookie> [unknown] ([unknown])" frame); the first such stack is saved
+# in FILE.unstitched.
+unstitched() {
+	awk -v ex="$1.unstitched" '
+		function done() {
+			if (blk ~ /^\nexample_workloa/) { n++
+				if (blk !~ /\(\/tests\/example_workload\)/) { u++; if (u == 1) print substr(blk, 2) > ex } }
+			blk = "" }
+		/^[ \t]*$/ { done(); next }
+		{ blk = blk "\n" $0 }
+		END { done(); print n + 0, u + 0 }' "$1"
+}
 # stat_count FILE NAME: the "NAME events: N" count of perf report --stats.
 stat_count() {
 	awk -v n="$2" '$1 == n && $2 == "events:" && !f { print $3; f = 1 } END { if (!f) print 0 }' "$1"
@@ -71,6 +85,9 @@ analyse() {
 		"$nmark USER_DEFERRED markers; stacks with wl_read_leaf: $nread, wl_spin_leaf: $nspin;" \
 		"unresolved '(deferred)' lines: $nunres"
 	grep -m1 -A3 'PERF_RECORD_CALLCHAIN_DEFERRED' "$tag.dump" | sed 's/^/#     /'
+	set -- $(unstitched "$tag.script")
+	echo "# $tag: $1 workload samples, $2 of them without any user frame (unstitched cookie)"
+	[ -s "$tag.script.unstitched" ] && show "$tag.script.unstitched" 14
 	check "$tag: CALLCHAIN_DEFERRED records present" "[ ${ndef:-0} -gt 0 ] || [ ${ndump:-0} -gt 0 ]"
 	check "$tag: a stitched stack has wl_read_leaf and wl_read_mid" \
 		"stack_has $tag.script wl_read_leaf wl_read_mid"
@@ -132,6 +149,7 @@ if command -v deferstack > /dev/null; then
 	"$P" report -i /tmp/d.data --stats > ds.stats 2> /dev/null
 	echo "# deferstack's file: $(stat_count ds.stats SAMPLE) samples," \
 		"$(stat_count ds.stats CALLCHAIN_DEFERRED) CALLCHAIN_DEFERRED records;" \
+		"workload samples / without user frames: $(unstitched ds.script);" \
 		"stacks with wl_read_leaf: $(stack_count ds.script wl_read_leaf)," \
 		"wl_read_leaf+wl_read_mid+kernel: $(stack_has ds.script wl_read_leaf wl_read_mid kallsyms && echo yes || echo no)"
 	grep -q wl_read_leaf ds.script || show ds.script 30
