@@ -22,7 +22,7 @@ install -m 644 "$DS_ROOT/tests/guest/suite.list" "$DS_ROOT/tests/guest/suite-ref
 for f in "$DS_ROOT"/tests/guest/*.sh "$DS_ROOT"/bench/guest/*.sh; do
 	[ -e "$f" ] && install -m 755 "$f" "$root/tests/"
 done
-cp "$bin"/* "$root/tests/"
+find "$bin" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 # The CLI is optional here: the main job needs it, the kernel tests do not.
 if [ -f "$DS_ROOT/Makefile" ] && make -s -C "$DS_ROOT" static >&2 2>/dev/null &&
    [ -x "$DS_ROOT/out/static/deferstack" ]; then

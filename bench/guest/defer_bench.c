@@ -35,15 +35,15 @@ struct run {
 	uint64_t bytes_samples, bytes_records;
 };
 
-static void count_bytes(const struct perf_event_header *hdr, void *arg)
+static void count_bytes(const struct ds_event *ev, void *arg)
 {
 	struct run *r = arg;
 
-	if (hdr->type == PERF_RECORD_SAMPLE)
-		r->bytes_samples += hdr->size;
-	else if (hdr->type == DS_RECORD_CALLCHAIN_DEFERRED)
-		r->bytes_records += hdr->size;
-	ds_collect_record(hdr, &r->c);
+	if (ev->type == PERF_RECORD_SAMPLE)
+		r->bytes_samples += ev->size;
+	else if (ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
+		r->bytes_records += ev->size;
+	ds_collect_record(ev, &r->c);
 }
 
 static int open_mode(enum mode m, uint64_t period)
@@ -52,9 +52,9 @@ static int open_mode(enum mode m, uint64_t period)
 
 	ds_attr_sampling(&attr, period);
 	if (m == DEFERRED) {
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 		/* Mainline delivers records only to defer_output events. */
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 	}
 	return ds_perf_open(&attr, 0, -1, -1, 0);
 }
@@ -74,18 +74,18 @@ static void bench_bytes(size_t read_size)
 	for (enum mode m = CLASSIC; m <= DEFERRED; m++) {
 		struct run r = { 0 };
 		struct workload_stats ws;
-		struct ds_ring ring;
+		struct ds_mmap ring;
 		long samples = 0, records = 0;
 		int fd = open_mode(m, 250000);
 
-		if (fd < 0 || ds_ring_map(&ring, fd, 1024)) {
+		if (fd < 0 || ds_mmap_open(&ring, fd, 1024)) {
 			printf("bench: cannot open %s event\n", mode_name[m]);
 			return;
 		}
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		workload_run(1000, read_size, "/dev/zero", &ws);
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		ds_ring_drain(&ring, count_bytes, &r);
+		ds_mmap_drain(&ring, count_bytes, &r);
 		for (long i = 0; i < r.c.n; i++) {
 			samples += !r.c.recs[i].deferred;
 			records += r.c.recs[i].deferred;
@@ -95,7 +95,7 @@ static void bench_bytes(size_t read_size)
 			       "user-unwinds/sample=%.3f\n", read_size, mode_name[m], samples,
 			       (double)(r.bytes_samples + r.bytes_records) / samples,
 			       m == CLASSIC ? 1.0 : (double)records / samples);
-		ds_ring_unmap(&ring);
+		ds_mmap_close(&ring);
 		close(fd);
 		ds_collect_free(&r.c);
 	}
@@ -161,17 +161,17 @@ static void bench_paged_out(void)
 	zero_fd = open("/dev/zero", O_RDONLY);
 	for (enum mode m = CLASSIC; m <= DEFERRED; m++) {
 		struct run r = { 0 };
-		struct ds_ring ring;
+		struct ds_mmap ring;
 		long samples = 0, complete = 0;
 		int fd = open_mode(m, 250000);
 
-		if (!st || fd < 0 || ds_ring_map(&ring, fd, 1024))
+		if (!st || fd < 0 || ds_mmap_open(&ring, fd, 1024))
 			return;
 		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		for (int i = 0; i < 20; i++)
 			deep_root();
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		ds_ring_drain(&ring, count_bytes, &r);
+		ds_mmap_drain(&ring, count_bytes, &r);
 		for (long i = 0; i < r.c.n; i++) {
 			const struct ds_rec *s = &r.c.recs[i], *d = s;
 			int kernel = s->nr && s->ips[0] == PERF_CONTEXT_KERNEL;
@@ -199,7 +199,7 @@ static void bench_paged_out(void)
 		if (samples)
 			printf("bench: stack paged out: mode=%-8s samples=%-5ld complete user stack=%5.1f%%\n",
 			       mode_name[m], samples, 100.0 * complete / samples);
-		ds_ring_unmap(&ring);
+		ds_mmap_close(&ring);
 		close(fd);
 		ds_collect_free(&r.c);
 	}
@@ -214,7 +214,7 @@ static void bench_slowdown(void)
 
 	for (enum mode m = NONE; m <= DEFERRED; m++) {
 		struct run r = { 0 };
-		struct ds_ring ring = { 0 };
+		struct ds_mmap ring = { 0 };
 		int fd = -1;
 		double t0, t;
 		char *buf = malloc(1 << 20);
@@ -223,7 +223,7 @@ static void bench_slowdown(void)
 
 		if (m != NONE) {
 			fd = open_mode(m, 50000);
-			if (fd < 0 || ds_ring_map(&ring, fd, 2048))
+			if (fd < 0 || ds_mmap_open(&ring, fd, 2048))
 				return;
 			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		}
@@ -232,7 +232,7 @@ static void bench_slowdown(void)
 			wl_read_top(zfd, buf, 1 << 20);
 			seed = wl_spin_top(seed);
 			if (fd >= 0 && i % 50 == 0)
-				ds_ring_drain(&ring, count_bytes, &r);
+				ds_mmap_drain(&ring, count_bytes, &r);
 		}
 		t = now() - t0;
 		if (m == NONE)
@@ -241,7 +241,7 @@ static void bench_slowdown(void)
 		       mode_name[m], t, t / base);
 		if (fd >= 0) {
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-			ds_ring_unmap(&ring);
+			ds_mmap_close(&ring);
 			close(fd);
 		}
 		ds_collect_free(&r.c);

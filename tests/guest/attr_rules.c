@@ -46,9 +46,9 @@ int main(void)
 		}
 		attr.exclude_callchain_user = c->excl_user;
 		if (c->defer_cc)
-			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 		if (c->defer_out)
-			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 		fd = ds_perf_open(&attr, c->pid, c->pid < 0 ? 0 : -1, -1, 0);
 		printf("# attr: %-42s -> %s\n", c->name, fd >= 0 ? "ok" : strerror(-fd));
 		if (fd >= 0)
@@ -64,7 +64,7 @@ int main(void)
 		int fd;
 
 		ds_attr_sampling(&attr, 1000000);
-		ds_attr_set_flag(&attr, 45);
+		ds_attr_set_flag(&attr, 45, 1);
 		fd = ds_perf_open(&attr, 0, -1, -1, 0);
 		printf("# attr: %-42s -> %s\n", "reserved bit 45", fd >= 0 ? "ok" : strerror(-fd));
 		DS_CHECK(&failed, fd == -EINVAL, "reserved flag bits are rejected");

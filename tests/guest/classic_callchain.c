@@ -18,40 +18,39 @@ struct counts {
 	long samples, with_kernel, with_user, read_chain, spin_chain, deferred, bad;
 };
 
-static void on_record(const struct perf_event_header *hdr, void *arg)
+static void on_record(const struct ds_event *ev, void *arg)
 {
 	struct counts *c = arg;
-	struct ds_sample s;
 	uint64_t i, user = 0;
 	bool kernel = false;
 
-	if (hdr->type == DS_RECORD_CALLCHAIN_DEFERRED)
+	if (ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
 		c->deferred++;
-	if (hdr->type != PERF_RECORD_SAMPLE)
+	if (ev->type != PERF_RECORD_SAMPLE)
 		return;
-	if (ds_parse_sample(hdr, &s)) {
+	if (!(ev->have & DS_EV_CALLCHAIN)) {
 		c->bad++;
 		return;
 	}
 	c->samples++;
-	for (i = 0; i < s.nr; i++) {
-		if (s.ips[i] == PERF_CONTEXT_KERNEL && i + 1 < s.nr &&
-		    ds_is_kernel_ip(s.ips[i + 1]))
+	for (i = 0; i < ev->nr; i++) {
+		if (ev->chain[i] == PERF_CONTEXT_KERNEL && i + 1 < ev->nr &&
+		    ds_is_kernel_ip(ev->chain[i + 1]))
 			kernel = true;
-		if (s.ips[i] == DS_CONTEXT_USER_DEFERRED)
+		if (ev->chain[i] == DS_CONTEXT_USER_DEFERRED)
 			c->bad++;
-		if (s.ips[i] == PERF_CONTEXT_USER) {
+		if (ev->chain[i] == PERF_CONTEXT_USER) {
 			user = i + 1;
 			break;
 		}
 	}
 	c->with_kernel += kernel;
-	if (!user || user >= s.nr)
+	if (!user || user >= ev->nr)
 		return;
 	c->with_user++;
-	c->read_chain += ds_chain_has_sequence(c->st, s.ips + user, s.nr - user,
+	c->read_chain += ds_chain_has_sequence(c->st, ev->chain + user, ev->nr - user,
 					       workload_read_chain);
-	c->spin_chain += ds_chain_has_sequence(c->st, s.ips + user, s.nr - user,
+	c->spin_chain += ds_chain_has_sequence(c->st, ev->chain + user, ev->nr - user,
 					       workload_spin_chain);
 }
 
@@ -60,7 +59,7 @@ int main(void)
 	struct perf_event_attr attr;
 	struct workload_stats ws;
 	struct counts c = { 0 };
-	struct ds_ring ring;
+	struct ds_mmap ring;
 	int fd, failed = 0;
 	long n;
 
@@ -75,14 +74,14 @@ int main(void)
 		printf("# perf_event_open: %s\n", strerror(-fd));
 		return 1;
 	}
-	if (ds_ring_map(&ring, fd, 512)) {
+	if (ds_mmap_open(&ring, fd, 512)) {
 		printf("# mmap failed\n");
 		return 1;
 	}
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	workload_run(1500, 4 << 20, "/dev/zero", &ws);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	n = ds_ring_drain(&ring, on_record, &c);
+	n = ds_mmap_drain(&ring, on_record, &c);
 
 	printf("# workload: %lu reads, %lu spins; %ld records, %ld samples\n",
 	       ws.reads, ws.spins, n, c.samples);
@@ -103,7 +102,7 @@ int main(void)
 	DS_CHECK(&failed, c.spin_chain >= 20,
 		 "wl_spin_leaf<-wl_spin_mid<-wl_spin_top<-workload_run in >= 20 samples (%ld)",
 		 c.spin_chain);
-	ds_ring_unmap(&ring);
+	ds_mmap_close(&ring);
 	close(fd);
 	ds_symtab_free((struct ds_symtab *)c.st);
 	return failed ? 1 : 0;

@@ -32,27 +32,27 @@ int main(int argc, char **argv)
 	struct ds_collect c = { 0 };
 	struct workload_stats ws;
 	struct ds_verdict v;
-	struct ds_ring ring;
+	struct ds_mmap ring;
 	int fd, failed = 0;
 	long n;
 
 	if (!st)
 		return 1;
 	ds_attr_sampling(&attr, 250000);
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 	if (defer_output)
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 	fd = ds_perf_open(&attr, 0, -1, -1, 0);
 	if (fd < 0) {
 		printf("# perf_event_open(defer_callchain): %s\n", strerror(-fd));
 		return 1;
 	}
-	if (ds_ring_map(&ring, fd, 1024))
+	if (ds_mmap_open(&ring, fd, 1024))
 		return 1;
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	workload_run(msec, bytes, "/dev/zero", &ws);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	n = ds_ring_drain(&ring, ds_collect_record, &c);
+	n = ds_mmap_drain(&ring, ds_collect_record, &c);
 	printf("# %lu reads of %zu bytes, %lu spins; %ld records (%ld lost, %ld bad, %ld other)\n",
 	       ws.reads, bytes, ws.spins, n, c.lost, c.bad, c.other);
 	ds_verify(&c, (uint32_t)gettid(), st, &v);
@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 		 v.interleaved);
 	DS_CHECK(&failed, v.records <= (long)(ws.reads + ws.spins) * 4 + 64,
 		 "records bounded by kernel entries (%ld)", v.records);
-	ds_ring_unmap(&ring);
+	ds_mmap_close(&ring);
 	close(fd);
 	ds_collect_free(&c);
 	ds_symtab_free(st);

@@ -61,7 +61,7 @@ int main(void)
 {
 	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
 	struct ds_collect col[NCPU] = { 0 };
-	struct ds_ring ring[NCPU];
+	struct ds_mmap ring[NCPU];
 	struct perf_event_attr attr;
 	int go[2], ack[2], fds[NCPU], failed = 0, status;
 	long moved = 0, moved_stitched = 0, cross = 0;
@@ -78,10 +78,10 @@ int main(void)
 		child(go[0], ack[1]);
 
 	ds_attr_sampling(&attr, 200000);
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		fds[cpu] = ds_perf_open(&attr, -1, cpu, -1, 0);
-		if (fds[cpu] < 0 || ds_ring_map(&ring[cpu], fds[cpu], 2048)) {
+		if (fds[cpu] < 0 || ds_mmap_open(&ring[cpu], fds[cpu], 2048)) {
 			printf("# per-CPU event on CPU %d: %s\n", cpu, strerror(-fds[cpu]));
 			kill(pid, SIGKILL);
 			return 1;
@@ -102,12 +102,12 @@ int main(void)
 		pin(pid, 1);	/* migrate it while it is inside read() */
 		/* Drain as we go so that nothing is lost. */
 		for (int cpu = 0; cpu < NCPU; cpu++)
-			ds_ring_drain(&ring[cpu], ds_collect_record, &col[cpu]);
+			ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);
 	}
 	waitpid(pid, &status, 0);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		ioctl(fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
-		ds_ring_drain(&ring[cpu], ds_collect_record, &col[cpu]);
+		ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);
 	}
 
 	/* Samples of the child on CPU 0 whose record is in the CPU 1 buffer. */
@@ -150,7 +150,7 @@ int main(void)
 		 "and stitch to wl_syscall3<-wl_read_leaf<-wl_read_mid<-wl_read_top (%ld)", moved_stitched);
 	DS_CHECK(&failed, cross == 0, "never more than one record per cookie (%ld)", cross);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
-		ds_ring_unmap(&ring[cpu]);
+		ds_mmap_close(&ring[cpu]);
 		close(fds[cpu]);
 		ds_collect_free(&col[cpu]);
 	}

@@ -13,15 +13,6 @@
 
 #include "perf_util.h"
 
-void ds_attr_set_flag(struct perf_event_attr *attr, int bit)
-{
-	/* The flags bitfield is the u64 right after read_format. */
-	uint64_t *word = (uint64_t *)((char *)attr +
-				      offsetof(struct perf_event_attr, read_format) + 8);
-
-	*word |= 1ULL << bit;
-}
-
 void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns)
 {
 	const char *scale = getenv("DS_PERIOD_SCALE");
@@ -49,125 +40,57 @@ int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 	return fd < 0 ? -errno : (int)fd;
 }
 
-int ds_ring_map(struct ds_ring *r, int fd, unsigned int data_pages)
+#define DS_TEST_SAMPLE_TYPE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+			     PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN)
+
+int ds_mmap_open(struct ds_mmap *m, int fd, unsigned int data_pages)
 {
 	size_t page = sysconf(_SC_PAGESIZE);
+	int ret;
 
-	r->fd = fd;
-	r->data_size = data_pages * page;
-	r->map_size = r->data_size + page;
-	r->base = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (r->base == MAP_FAILED) {
-		r->base = NULL;
+	m->map_size = (data_pages + 1) * page;
+	m->base = mmap(NULL, m->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m->base == MAP_FAILED) {
+		m->base = NULL;
 		return -errno;
 	}
-	return 0;
+	ret = ds_ring_init(&m->ring, m->base, m->map_size, page);
+	if (ret) {
+		munmap(m->base, m->map_size);
+		m->base = NULL;
+	}
+	return ret;
 }
 
-void ds_ring_unmap(struct ds_ring *r)
+void ds_mmap_close(struct ds_mmap *m)
 {
-	if (r->base)
-		munmap(r->base, r->map_size);
-	r->base = NULL;
+	if (!m->base)
+		return;
+	ds_ring_destroy(&m->ring);
+	munmap(m->base, m->map_size);
+	m->base = NULL;
 }
 
-long ds_ring_drain(struct ds_ring *r, ds_record_fn fn, void *arg)
+long ds_mmap_drain(struct ds_mmap *m, ds_event_fn fn, void *arg)
 {
-	struct perf_event_mmap_page *pg = r->base;
-	const unsigned char *data = (const unsigned char *)r->base +
-				    (r->map_size - r->data_size);
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = pg->data_tail;
-	unsigned char *rec = NULL;
-	size_t cap = 0;
+	const struct perf_event_header *rec;
+	struct ds_event ev;
 	long n = 0;
+	int ret;
 
-	while (tail < head) {
-		struct perf_event_header hdr;
-		size_t off = tail % r->data_size, first;
-
-		if (head - tail < sizeof(hdr))
-			return -EPROTO;
-		first = r->data_size - off;
-		if (first >= sizeof(hdr)) {
-			memcpy(&hdr, data + off, sizeof(hdr));
-		} else {
-			memcpy(&hdr, data + off, first);
-			memcpy((char *)&hdr + first, data, sizeof(hdr) - first);
+	ds_ring_begin(&m->ring);
+	while ((ret = ds_ring_next(&m->ring, &rec)) > 0) {
+		/* A record that does not parse reaches @fn with nothing in have. */
+		if (ds_event_parse(rec, rec->size, DS_TEST_SAMPLE_TYPE, true, &ev)) {
+			memset(&ev, 0, sizeof(ev));
+			ev.hdr = rec;
+			ev.type = rec->type;
 		}
-		if (hdr.size < sizeof(hdr) || hdr.size > head - tail) {
-			free(rec);
-			return -EPROTO;
-		}
-		if (hdr.size > cap) {
-			unsigned char *nrec = realloc(rec, hdr.size);
-
-			if (!nrec) {
-				free(rec);
-				return -ENOMEM;
-			}
-			rec = nrec;
-			cap = hdr.size;
-		}
-		if (first >= hdr.size) {
-			memcpy(rec, data + off, hdr.size);
-		} else {
-			memcpy(rec, data + off, first);
-			memcpy(rec + first, data, hdr.size - first);
-		}
-		fn((const struct perf_event_header *)rec, arg);
-		tail += hdr.size;
+		fn(&ev, arg);
 		n++;
 	}
-	free(rec);
-	__atomic_store_n(&pg->data_tail, tail, __ATOMIC_RELEASE);
-	return n;
-}
-
-int ds_parse_sample(const struct perf_event_header *hdr, struct ds_sample *s)
-{
-	const uint64_t *p = (const uint64_t *)(hdr + 1);
-	const uint64_t *end = (const uint64_t *)((const char *)hdr + hdr->size);
-
-	if (hdr->type != PERF_RECORD_SAMPLE || end - p < 5)
-		return -EINVAL;
-	s->ip = *p++;
-	s->pid = (uint32_t)*p;
-	s->tid = (uint32_t)(*p++ >> 32);
-	s->time = *p++;
-	s->cpu = (uint32_t)*p++;
-	s->nr = *p++;
-	if (s->nr > (uint64_t)(end - p))
-		return -EINVAL;
-	s->ips = p;
-	return 0;
-}
-
-int ds_parse_deferred(const struct perf_event_header *hdr, struct ds_deferred *d)
-{
-	const uint64_t *p = (const uint64_t *)(hdr + 1);
-	const uint64_t *end = (const uint64_t *)((const char *)hdr + hdr->size);
-
-	if (hdr->type != DS_RECORD_CALLCHAIN_DEFERRED || end - p < 2)
-		return -EINVAL;
-	d->cookie = *p++;
-	d->nr = *p++;
-	if (d->nr > (uint64_t)(end - p) || end - p - d->nr < 3)
-		return -EINVAL;
-	d->ips = p;
-	p += d->nr;
-	d->pid = (uint32_t)*p;
-	d->tid = (uint32_t)(*p++ >> 32);
-	d->time = *p++;
-	d->cpu = (uint32_t)*p++;
-	return 0;
-}
-
-uint64_t ds_chain_cookie(const uint64_t *ips, uint64_t nr)
-{
-	if (nr >= 2 && ips[nr - 2] == DS_CONTEXT_USER_DEFERRED)
-		return ips[nr - 1];
-	return 0;
+	ds_ring_end(&m->ring);
+	return ret < 0 ? ret : n;
 }
 
 struct ds_sym {

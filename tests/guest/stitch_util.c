@@ -6,19 +6,26 @@
 #include "stitch_util.h"
 #include "workload.h"
 
-void ds_collect_record(const struct perf_event_header *hdr, void *arg)
+void ds_collect_record(const struct ds_event *ev, void *arg)
 {
 	struct ds_collect *c = arg;
 	struct ds_rec *r;
 
-	if (hdr->type == PERF_RECORD_LOST) {
+	if (ev->type == PERF_RECORD_LOST) {
 		c->lost++;
 		return;
 	}
-	if (hdr->type != PERF_RECORD_SAMPLE && hdr->type != DS_RECORD_CALLCHAIN_DEFERRED) {
+	if (ev->type != PERF_RECORD_SAMPLE && ev->type != DS_RECORD_CALLCHAIN_DEFERRED) {
 		c->other++;
 		return;
 	}
+	if (ev->nr > DS_MAX_IPS || !(ev->have & DS_EV_TID) ||
+	    (ev->type == PERF_RECORD_SAMPLE && !(ev->have & DS_EV_CALLCHAIN))) {
+		c->bad++;
+		return;
+	}
+	if (c->only_tid && ev->tid != c->only_tid)
+		return;
 	if (c->n == c->cap) {
 		long cap = c->cap ? c->cap * 2 : 1024;
 		struct ds_rec *nr = realloc(c->recs, cap * sizeof(*nr));
@@ -30,51 +37,24 @@ void ds_collect_record(const struct perf_event_header *hdr, void *arg)
 		c->recs = nr;
 		c->cap = cap;
 	}
-	r = &c->recs[c->n];
+	r = &c->recs[c->n++];
 	memset(r, 0, sizeof(*r));
-	r->misc = hdr->misc;
-	r->size = hdr->size;
-	r->user_start = -1;
-	if (hdr->type == PERF_RECORD_SAMPLE) {
-		struct ds_sample s;
-
-		if (ds_parse_sample(hdr, &s) || s.nr > DS_MAX_IPS) {
-			c->bad++;
-			return;
+	r->deferred = ev->type == DS_RECORD_CALLCHAIN_DEFERRED;
+	r->misc = ev->misc;
+	r->size = ev->size;
+	r->tid = ev->tid;
+	r->cpu = ev->cpu;
+	r->time = ev->time;
+	r->cookie = ev->has_cookie || r->deferred ? ev->cookie : 0;
+	r->nr = ev->nr;
+	memcpy(r->ips, ev->chain, ev->nr * sizeof(uint64_t));
+	r->user_start = r->deferred ? 0 : -1;
+	for (uint64_t i = 0; !r->deferred && i < ev->nr; i++) {
+		if (ev->chain[i] == PERF_CONTEXT_USER) {
+			r->user_start = (int)i + 1;
+			break;
 		}
-		if (c->only_tid && s.tid != c->only_tid)
-			return;
-		r->tid = s.tid;
-		r->cpu = s.cpu;
-		r->time = s.time;
-		r->nr = s.nr;
-		memcpy(r->ips, s.ips, s.nr * 8);
-		r->cookie = ds_chain_cookie(s.ips, s.nr);
-		for (uint64_t i = 0; i < s.nr; i++) {
-			if (s.ips[i] == PERF_CONTEXT_USER) {
-				r->user_start = (int)i + 1;
-				break;
-			}
-		}
-	} else {
-		struct ds_deferred d;
-
-		if (ds_parse_deferred(hdr, &d) || d.nr > DS_MAX_IPS) {
-			c->bad++;
-			return;
-		}
-		if (c->only_tid && d.tid != c->only_tid)
-			return;
-		r->deferred = 1;
-		r->tid = d.tid;
-		r->cpu = d.cpu;
-		r->time = d.time;
-		r->cookie = d.cookie;
-		r->nr = d.nr;
-		memcpy(r->ips, d.ips, d.nr * 8);
-		r->user_start = 0;
 	}
-	c->n++;
 }
 
 void ds_collect_free(struct ds_collect *c)

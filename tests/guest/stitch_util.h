@@ -34,7 +34,7 @@ struct ds_collect {
 	uint32_t only_tid;		/* keep only this task's records (0: all) */
 };
 
-void ds_collect_record(const struct perf_event_header *hdr, void *arg);
+void ds_collect_record(const struct ds_event *ev, void *arg);
 void ds_collect_free(struct ds_collect *c);
 
 struct ds_verdict {

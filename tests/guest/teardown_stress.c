@@ -79,7 +79,7 @@ static void workload(void)
 static int tool(pid_t wl, unsigned int seed)
 {
 	struct perf_event_attr attr;
-	struct ds_ring rings[2 * NCPU];
+	struct ds_mmap rings[2 * NCPU];
 	int fds[2 * NCPU], n = 0;
 
 	/*
@@ -87,9 +87,9 @@ static int tool(pid_t wl, unsigned int seed)
 	 * per CPU, as perf does; then per-CPU events of all tasks.
 	 */
 	ds_attr_sampling(&attr, 100000 + rnd(&seed, 200000));
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 	if (rnd(&seed, 2))
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 	for (int cpu = 0; cpu < 2 * NCPU; cpu++) {
 		attr.inherit = cpu < NCPU;
 		fds[n] = ds_perf_open(&attr, cpu < NCPU ? wl : -1, cpu % NCPU, -1, 0);
@@ -103,7 +103,7 @@ static int tool(pid_t wl, unsigned int seed)
 		n++;
 	}
 	for (int i = 0; i < n; i++) {
-		int ret = ds_ring_map(&rings[i], fds[i], 16);
+		int ret = ds_mmap_open(&rings[i], fds[i], 16);
 
 		if (ret) {
 			printf("# mmap: %s\n", strerror(-ret));
@@ -120,13 +120,13 @@ static int tool(pid_t wl, unsigned int seed)
 		if (fds[j] < 0)
 			continue;
 		if (rnd(&seed, 2))
-			ds_ring_unmap(&rings[j]);
+			ds_mmap_close(&rings[j]);
 		close(fds[j]);
 		fds[j] = -1;
 		sleep_us(rnd(&seed, 3000));
 	}
 	for (int i = 0; i < n; i++)
-		ds_ring_unmap(&rings[i]);
+		ds_mmap_close(&rings[i]);
 	return 0;
 }
 
@@ -138,23 +138,23 @@ static int still_exact(void)
 	struct ds_collect c = { 0 };
 	struct workload_stats ws;
 	struct ds_verdict v;
-	struct ds_ring ring;
+	struct ds_mmap ring;
 	int fd, failed = 0;
 
 	ds_attr_sampling(&attr, 250000);
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 	fd = ds_perf_open(&attr, 0, -1, -1, 0);
-	if (!st || fd < 0 || ds_ring_map(&ring, fd, 512))
+	if (!st || fd < 0 || ds_mmap_open(&ring, fd, 512))
 		return 1;
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	workload_run(500, 8 << 20, "/dev/zero", &ws);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	ds_ring_drain(&ring, ds_collect_record, &c);
+	ds_mmap_drain(&ring, ds_collect_record, &c);
 	ds_verify(&c, (uint32_t)gettid(), st, &v);
 	DS_CHECK(&failed, v.marker_samples > 20 && v.unmatched == 0 && v.dup_records == 0,
 		 "deferred callchains still exact after the stress (%ld samples, %ld unmatched)",
 		 v.marker_samples, v.unmatched);
-	ds_ring_unmap(&ring);
+	ds_mmap_close(&ring);
 	close(fd);
 	ds_collect_free(&c);
 	ds_symtab_free(st);

@@ -29,7 +29,7 @@ struct tool {
 	char name;
 	int nfd;
 	int fds[MAXFD];
-	struct ds_ring rings[MAXFD];
+	struct ds_mmap rings[MAXFD];
 	struct ds_collect col;	/* all of the tool's buffers together */
 };
 
@@ -41,7 +41,7 @@ static int add_event(struct tool *t, struct perf_event_attr *attr, pid_t pid, in
 		printf("# tool %c: perf_event_open: %s\n", t->name, strerror(-fd));
 		return -1;
 	}
-	if (ds_ring_map(&t->rings[t->nfd], fd, 1024))
+	if (ds_mmap_open(&t->rings[t->nfd], fd, 1024))
 		return -1;
 	t->fds[t->nfd++] = fd;
 	return 0;
@@ -50,7 +50,7 @@ static int add_event(struct tool *t, struct perf_event_attr *attr, pid_t pid, in
 static void drain(struct tool *t)
 {
 	for (int i = 0; i < t->nfd; i++)
-		ds_ring_drain(&t->rings[i], ds_collect_record, &t->col);
+		ds_mmap_drain(&t->rings[i], ds_collect_record, &t->col);
 }
 
 static void dummy_sb(struct perf_event_attr *attr)
@@ -64,7 +64,7 @@ static void dummy_sb(struct perf_event_attr *attr)
 	attr->sample_id_all = 1;
 	attr->mmap = attr->comm = attr->task = 1;
 	attr->disabled = 1;
-	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_OUTPUT);
+	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 }
 
 /* Runs in the tool's own process; returns its exit code. */
@@ -79,14 +79,14 @@ static int run_tool(char name, pid_t wl, int ready_fd, int done_fd)
 
 	if (name == 'A') {
 		ds_attr_sampling(&attr, 300000);
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 		for (int cpu = 0; cpu < NCPU; cpu++)
 			if (add_event(&t, &attr, -1, cpu))
 				return 1;
 	} else if (name == 'B') {
 		ds_attr_sampling(&attr, 170000);
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN);
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 		if (add_event(&t, &attr, wl, -1))
 			return 1;
 	}
