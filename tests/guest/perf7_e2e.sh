@@ -88,6 +88,10 @@ analyse() {
 	set -- $(unstitched "$tag.script")
 	echo "# $tag: $1 workload samples, $2 of them without any user frame (unstitched cookie)"
 	[ -s "$tag.script.unstitched" ] && show "$tag.script.unstitched" 14
+	# A sample taken in the unwind's own task work gets the cookie of a record
+	# already written; perf cannot stitch it. Stock 7.2 leaves ~1% so.
+	check "$tag: at most 10% of workload samples unstitched ($2 of $1)" \
+		"[ $1 -gt 0 ] && [ \$(( $2 * 10 )) -lt $1 ]"
 	check "$tag: CALLCHAIN_DEFERRED records present" "[ ${ndef:-0} -gt 0 ] || [ ${ndump:-0} -gt 0 ]"
 	check "$tag: a stitched stack has wl_read_leaf and wl_read_mid" \
 		"stack_has $tag.script wl_read_leaf wl_read_mid"
@@ -117,12 +121,14 @@ check "perf record (task) kept deferred callchains on" \
 	"! grep -qi 'switching off deferred' task.record.err"
 analyse task /tmp/p.data
 
-# 2. System-wide while the workload runs.
-/tests/example_workload 3000 8388608 > /dev/null &
+# 2. System-wide while the workload runs. perf 7.x takes seconds to start under
+# emulation, so the workload runs well past the 2 s and is stopped afterwards.
+/tests/example_workload 10000 8388608 > /dev/null &
 wl=$!
 sleep 0.3
 "$P" record -a --call-graph fp,defer -o /tmp/a.data sleep 2 > all.record.out 2> all.record.err
 rc=$?
+kill $wl 2> /dev/null
 wait $wl
 sed 's/^/#   record -a: /' all.record.err
 check "perf record -a --call-graph fp,defer exits 0" "[ $rc -eq 0 ]"
