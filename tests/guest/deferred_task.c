@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "stitch_util.h"
@@ -28,31 +27,17 @@ int main(int argc, char **argv)
 	unsigned int msec = argc > 2 ? (unsigned int)strtoul(argv[2], NULL, 0) : 1500;
 	int defer_output = argc > 3 ? atoi(argv[3]) : 1;
 	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
-	struct perf_event_attr attr;
 	struct ds_collect c = { 0 };
 	struct workload_stats ws;
 	struct ds_verdict v;
-	struct ds_mmap ring;
-	int fd, failed = 0;
+	int failed = 0;
 	long n;
 
 	if (!st)
 		return 1;
-	ds_attr_sampling(&attr, 250000);
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
-	if (defer_output)
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
-	fd = ds_perf_open(&attr, 0, -1, -1, 0);
-	if (fd < 0) {
-		printf("# perf_event_open(defer_callchain): %s\n", strerror(-fd));
+	n = ds_sample_own_workload(&c, defer_output, msec, bytes, &ws);
+	if (n < 0)
 		return 1;
-	}
-	if (ds_mmap_open(&ring, fd, 1024))
-		return 1;
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	workload_run(msec, bytes, "/dev/zero", &ws);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	n = ds_mmap_drain(&ring, ds_collect_record, &c);
 	printf("# %lu reads of %zu bytes, %lu spins; %ld records (%ld lost, %ld bad, %ld other)\n",
 	       ws.reads, bytes, ws.spins, n, c.lost, c.bad, c.other);
 	ds_verify(&c, (uint32_t)gettid(), st, &v);
@@ -86,8 +71,6 @@ int main(int argc, char **argv)
 		 v.interleaved);
 	DS_CHECK(&failed, v.records <= (long)(ws.reads + ws.spins) * 4 + 64,
 		 "records bounded by kernel entries (%ld)", v.records);
-	ds_mmap_close(&ring);
-	close(fd);
 	ds_collect_free(&c);
 	ds_symtab_free(st);
 	return failed ? 1 : 0;

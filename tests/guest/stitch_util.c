@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdio.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,4 +203,35 @@ void ds_print_layout(const struct ds_collect *c)
 			       r->misc);
 		}
 	}
+}
+
+long ds_sample_own_workload(struct ds_collect *c, bool defer_output, unsigned int msec,
+			    size_t read_bytes, struct workload_stats *ws)
+{
+	struct perf_event_attr attr;
+	struct ds_mmap ring;
+	long n;
+	int fd;
+
+	ds_attr_sampling(&attr, 250000);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, defer_output);
+	fd = ds_perf_open(&attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("# perf_event_open(defer_callchain): %s\n", strerror(-fd));
+		return fd;
+	}
+	n = ds_mmap_open(&ring, fd, 1024);
+	if (n) {
+		printf("# mmap: %s\n", strerror((int)-n));
+		close(fd);
+		return n;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	workload_run(msec, read_bytes, "/dev/zero", ws);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	n = ds_mmap_drain(&ring, ds_collect_record, c);
+	ds_mmap_close(&ring);
+	close(fd);
+	return n;
 }

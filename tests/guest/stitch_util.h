@@ -10,6 +10,7 @@
 #define DS_STITCH_UTIL_H
 
 #include "perf_util.h"
+#include "workload.h"
 
 #define DS_MAX_IPS 128
 
@@ -50,6 +51,14 @@ struct ds_verdict {
  */
 void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab *st,
 	       struct ds_verdict *v);
+
+/*
+ * Sample the example workload running on this task with a cpu-clock event
+ * that has defer_callchain (and defer_output if asked) and collect its
+ * records into @c. Returns the number of records, or -errno (printed).
+ */
+long ds_sample_own_workload(struct ds_collect *c, bool defer_output, unsigned int msec,
+			    size_t read_bytes, struct workload_stats *ws);
 
 /* Print one "# layout:" line per record kind, for the differential test. */
 void ds_print_layout(const struct ds_collect *c);

@@ -134,28 +134,17 @@ static int tool(pid_t wl, unsigned int seed)
 static int still_exact(void)
 {
 	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
-	struct perf_event_attr attr;
 	struct ds_collect c = { 0 };
 	struct workload_stats ws;
 	struct ds_verdict v;
-	struct ds_mmap ring;
-	int fd, failed = 0;
+	int failed = 0;
 
-	ds_attr_sampling(&attr, 250000);
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
-	fd = ds_perf_open(&attr, 0, -1, -1, 0);
-	if (!st || fd < 0 || ds_mmap_open(&ring, fd, 512))
+	if (!st || ds_sample_own_workload(&c, false, 500, 8 << 20, &ws) < 0)
 		return 1;
-	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
-	workload_run(500, 8 << 20, "/dev/zero", &ws);
-	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	ds_mmap_drain(&ring, ds_collect_record, &c);
 	ds_verify(&c, (uint32_t)gettid(), st, &v);
 	DS_CHECK(&failed, v.marker_samples > 20 && v.unmatched == 0 && v.dup_records == 0,
 		 "deferred callchains still exact after the stress (%ld samples, %ld unmatched)",
 		 v.marker_samples, v.unmatched);
-	ds_mmap_close(&ring);
-	close(fd);
 	ds_collect_free(&c);
 	ds_symtab_free(st);
 	return failed;
