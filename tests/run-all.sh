@@ -5,8 +5,9 @@
 #   2. the kernel series builds with clang (LLVM=1) as well as gcc;
 #   3. the harness self-test (a failing test, a panic and a hang each fail);
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
-#   5. the guest tests on Debian sid's stock 7.x kernel, and the differential
-#      comparison of record layouts between it and ours.
+#   5. the guest tests on Debian sid's stock 7.x kernel, the differential
+#      comparison of record layouts between it and ours, and our UAPI header
+#      against sid's 7.x linux-libc-dev.
 # Installs what it needs (Debian packages, linux-source-6.12). Ends with
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
@@ -62,6 +63,7 @@ stage guest-fast guest fast
 stage guest-debug guest debug
 stage guest-ref guest ref ref
 skipped ref || stage differential differential
+skipped ref || stage uapi "$root/tests/uapi-compat.sh"
 
 echo
 echo "stage times (s):"
