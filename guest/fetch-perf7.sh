@@ -30,6 +30,7 @@ if [ ! -e "$root/.perf7-done" ] || ! real_perf > /dev/null; then
 	ds_need_pkgs debootstrap debian-archive-keyring file cpio gzip
 	if [ ! -e "$root/.debootstrap-done" ]; then
 		rm -rf "$root"
+		mkdir -p "$DS_BUILD"
 		ds_log "debootstrap --variant=minbase sid $root (a few minutes)"
 		if ! debootstrap --variant=minbase sid "$root" "$mirror" > "$DS_BUILD/perf7-debootstrap.log" 2>&1; then
 			tail -5 "$DS_BUILD/perf7-debootstrap.log" >&2
