@@ -92,6 +92,14 @@ analyse() {
 	# already written; perf cannot stitch it. Stock 7.2 leaves ~1% so.
 	check "$tag: at most 10% of workload samples unstitched ($2 of $1)" \
 		"[ $1 -gt 0 ] && [ \$(( $2 * 10 )) -lt $1 ]"
+	# perf 7.x silently drops the defer bits when the kernel rejects them (the
+	# message is debug-only): the attrs it kept are in the file.
+	"$P" evlist -v -i "$data" > "$tag.evlist" 2> /dev/null
+	awk -F', ' '{ d = ""; for (i = 2; i <= NF; i++) if ($i ~ /^defer_/) d = d " " $i
+		n = $1; sub(/: type:.*/, "", n); print "#   attr " n ":" (d == "" ? " no defer bits" : d) }' "$tag.evlist"
+	check "$tag: perf kept defer_callchain and defer_output in the attrs" \
+		"grep -q 'defer_callchain: 1' $tag.evlist && grep -q 'defer_output: 1' $tag.evlist"
+	check "$tag: samples carry PERF_CONTEXT_USER_DEFERRED markers" "[ ${nmark:-0} -gt 0 ]"
 	check "$tag: CALLCHAIN_DEFERRED records present" "[ ${ndef:-0} -gt 0 ] || [ ${ndump:-0} -gt 0 ]"
 	check "$tag: a stitched stack has wl_read_leaf and wl_read_mid" \
 		"stack_has $tag.script wl_read_leaf wl_read_mid"
