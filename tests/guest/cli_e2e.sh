@@ -31,7 +31,9 @@ deferstack script -i task.data > script.txt 2>/dev/null
 check "script shows cookies" "grep -qi cookie script.txt"
 
 # System-wide: one event per CPU while the workload runs.
-/tests/example_workload 3000 8388608 > /dev/null &
+# The workload outlives the recording by far: the CLI's start (kallsyms,
+# one event per CPU) is slow under emulation.
+/tests/example_workload 6000 8388608 > /dev/null &
 wl=$!
 deferstack record --mode defer -a -d 2 -F 1000 -o system.data 2> record-system.log
 rc=$?
