@@ -7,11 +7,13 @@
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
 #   5. the guest tests on Debian sid's stock 7.x kernel, the differential
 #      comparison of record layouts between it and ours, and our UAPI header
-#      against sid's 7.x linux-libc-dev.
+#      against sid's 7.x linux-libc-dev;
+#   6. upstream perf 7.x (Debian sid's linux-perf) records with --call-graph
+#      fp,defer on our kernel and on the reference, and reads our CLI's files.
 # Installs what it needs (Debian packages, linux-source-6.12). Ends with
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
-# DS_SKIP="clang debug ref fuzz" skips stages (for quick local runs).
+# DS_SKIP="kernel-clang guest-debug guest-ref fuzz perf7" skips stages (quick local runs).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -62,8 +64,9 @@ stage harness-selftest "$root/tests/harness-selftest.sh"
 stage guest-fast guest fast
 stage guest-debug guest debug
 stage guest-ref guest ref ref
-skipped ref || stage differential differential
-skipped ref || stage uapi "$root/tests/uapi-compat.sh"
+skipped guest-ref || stage differential differential
+skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
+stage perf7 "$root/tests/perf7.sh"
 
 echo
 echo "stage times (s):"
