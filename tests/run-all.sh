@@ -19,7 +19,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
 
 pass=0 fail=0 failed=()
-: > "$DS_BUILD/stage-times" 2>/dev/null || { mkdir -p "$DS_BUILD"; : > "$DS_BUILD/stage-times"; }
+mkdir -p "$DS_BUILD" && : > "$DS_BUILD/stage-times"
 
 skipped() { case " ${DS_SKIP:-} " in *" $1 "*) return 0 ;; esac; return 1; }
 
