@@ -24,9 +24,10 @@ for f in "$DS_ROOT"/tests/guest/*.sh "$DS_ROOT"/bench/guest/*.sh; do
 done
 find "$bin" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 # The CLI is optional here: the main job needs it, the kernel tests do not.
-if [ -f "$DS_ROOT/Makefile" ] && make -s -C "$DS_ROOT" static >&2 2>/dev/null &&
-   [ -x "$DS_ROOT/out/static/deferstack" ]; then
+if make -s -C "$DS_ROOT" static >&2 && [ -x "$DS_ROOT/out/static/deferstack" ]; then
 	cp "$DS_ROOT/out/static/deferstack" "$root/bin/"
+else
+	ds_log "warning: the static deferstack CLI did not build; guest CLI tests will fail"
 fi
 (cd "$root" && find . -print0 | LC_ALL=C sort -z |
 	cpio --null -o -H newc --quiet --reproducible) | gzip -1 > "$out"
