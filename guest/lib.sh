@@ -46,6 +46,20 @@ ds_need_pkgs() {
 		"${missing[@]}" >/dev/null || ds_die "apt-get install ${missing[*]} failed"
 }
 
-DS_KERNEL_PKGS=(linux-source-6.12 build-essential flex bison bc libelf-dev libssl-dev
-	ccache clang lld llvm xz-utils git cpio kmod python3)
+# Every Debian package that a script of this project calls a command from.
+# tests/fresh-root.sh installs exactly DS_ALL_PKGS into a minimal bookworm root
+# and checks there that every command the scripts use resolves: a command
+# added to a script needs its package here.
+# Kernel build: rsync for headers_install, perl/bc/flex/bison for Kbuild.
+DS_KERNEL_PKGS=(linux-source-6.12 build-essential flex bison bc perl rsync libelf-dev
+	libssl-dev ccache clang lld llvm xz-utils git cpio kmod python3)
 DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
+# User space: the library, CLI, unit tests, fuzzing; upstream perf 6.1 reads our files.
+DS_USER_PKGS=(make gcc clang llvm libelf-dev zlib1g-dev libzstd-dev libcmocka-dev linux-perf)
+# Debian sid roots (perf 7.x) and the fresh-machine check.
+DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
+DS_ALL_PKGS=("${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" "${DS_USER_PKGS[@]}"
+	"${DS_CHROOT_PKGS[@]}")
+
+# ds_install_all: what README's two commands need, installed where missing.
+ds_install_all() { ds_need_pkgs "${DS_ALL_PKGS[@]}"; }

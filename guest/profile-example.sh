@@ -22,8 +22,7 @@ while getopts "k:" opt; do
 done
 out=$DS_ROOT/out/main-job
 rm -rf "$out"
-ds_need_pkgs "${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" libelf-dev zlib1g-dev \
-	libzstd-dev make gcc clang
+ds_install_all
 "$DS_ROOT/guest/run-guest.sh" -k "$kernel" -s main -o "$out"
 rc=$?
 if [ -f "$out/report.txt" ]; then

@@ -41,11 +41,6 @@ stage() {
 	fi
 }
 
-install_all() {
-	# linux-perf: upstream perf 6.1, to check that it reads our perf.data files.
-	ds_need_pkgs "${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" libelf-dev zlib1g-dev \
-		libzstd-dev libcmocka-dev make gcc clang llvm linux-perf
-}
 
 userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
 fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
@@ -55,7 +50,7 @@ differential() {
 	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-ref.log"
 }
 
-stage install install_all
+stage install ds_install_all
 stage userspace userspace
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
