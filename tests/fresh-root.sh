@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+# The fresh-machine check: does the project install everything it calls?
+#
+#   tests/fresh-root.sh            quick check (a few minutes; run-all's stage)
+#   tests/fresh-root.sh --full     README's two commands inside the fresh root
+#
+# A minimal Debian bookworm root (debootstrap --variant=minbase, cached as a
+# tarball in build/fresh-root/) is unpacked anew, given the host's apt sources
+# and nothing else, and the project's own install step (ds_install_all from
+# guest/lib.sh) runs inside it. Then, inside the root:
+#   - every external command that a host-side script or the Makefile calls
+#     (tests/list-commands.py), and every command the kernel build calls
+#     indirectly (below), must resolve;
+#   - the user space builds and `make check` passes.
+# With --full it then runs guest/profile-example.sh and tests/run-all.sh there
+# (QEMU included) and prints how long each took: the pre-release run.
+# A package dropped from the install step fails the quick check.
+set -uo pipefail
+. "$(dirname "$0")/../guest/lib.sh"
+
+full=0
+[ "${1:-}" = --full ] && full=1
+mirror=${DS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+dir=$DS_BUILD/fresh-root
+base=$dir/minbase-bookworm.tar
+root=$dir/root
+
+# Commands that no script names but that the builds call: Kbuild (compiler,
+# binutils, lexer and parser generators, bc for timeconst, perl and python3
+# for its scripts, rsync for headers_install, xz to unpack the source), the
+# clang build (LLVM=1), ccache, and what the harness copies rather than runs.
+INDIRECT_CMDS=(gcc as ld ld.lld llvm-ar llvm-nm llvm-objcopy llvm-strip flex bison bc
+	perl python3 rsync xz ccache busybox gzip cpio bash)
+INDIRECT_FILES=(/usr/src/linux-source-6.12.tar.xz /bin/busybox)
+
+# Unmount everything under the root, innermost first; never delete through a mount.
+unmount_root() {
+	local m
+	awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r |
+		while read -r m; do umount -l "$m" 2>/dev/null; done
+	! awk -v r="$root/" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/self/mounts
+}
+trap unmount_root EXIT
+bind() {
+	mkdir -p "$root$2" && mount --bind "$1" "$root$2"
+}
+
+ds_need_pkgs debootstrap debian-archive-keyring python3
+mkdir -p "$dir"
+if [ ! -f "$base" ]; then
+	ds_log "debootstrap --variant=minbase bookworm (cached in $base)"
+	rm -rf "$dir/bootstrap"
+	if ! debootstrap --variant=minbase bookworm "$dir/bootstrap" "$mirror" \
+		> "$dir/debootstrap.log" 2>&1; then
+		tail -5 "$dir/debootstrap.log" >&2
+		ds_die "debootstrap failed (log: $dir/debootstrap.log)"
+	fi
+	tar -C "$dir/bootstrap" -cf "$base.tmp" . && mv "$base.tmp" "$base"
+	rm -rf "$dir/bootstrap"
+fi
+
+# A new root every run: what an earlier run installed must not hide a gap.
+unmount_root || ds_die "cannot unmount what is mounted under $root"
+rm -rf --one-file-system "$root"
+mkdir -p "$root"
+tar -C "$root" -xf "$base" || ds_die "cannot unpack $base"
+# The host's apt sources (bookworm, -updates, -security: linux-source-6.12
+# comes from bookworm-security), as a fresh machine of this kind has them.
+rm -f "$root/etc/apt/sources.list"
+cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null
+cp /etc/apt/sources.list "$root/etc/apt/" 2>/dev/null
+echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99deferstack"
+printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
+chmod 755 "$root/usr/sbin/policy-rc.d"
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+
+bind /proc /proc
+bind /sys /sys
+bind /dev /dev
+bind /dev/pts /dev/pts
+# Downloaded .debs are shared with the host, so only the first run downloads.
+mkdir -p /var/cache/apt/archives/partial
+bind /var/cache/apt/archives /var/cache/apt/archives
+# The project as committed plus the working tree's changes (no build/, out/).
+mkdir -p "$root/src"
+(cd "$DS_ROOT" && git ls-files -z --cached --others --exclude-standard |
+	tar --null -T - -cf -) | tar -C "$root/src" -xf - || ds_die "cannot copy the tree"
+python3 "$DS_ROOT/tests/list-commands.py" "$DS_ROOT" > "$dir/commands.txt" ||
+	ds_die "list-commands.py failed"
+
+t0=$(date +%s)
+ds_log "install step inside the fresh root (ds_install_all)"
+chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+	HOME=/root bash -c '. /src/guest/lib.sh && ds_install_all' > "$dir/install.log" 2>&1
+rc=$?
+ds_log "install step: $(( $(date +%s) - t0 ))s (rc=$rc)"
+if [ $rc -ne 0 ]; then
+	tail -20 "$dir/install.log" >&2
+	echo "fresh-root: install step failed"
+	echo "fresh-root: 0 passed, 1 failed"
+	exit 1
+fi
+
+pass=0 fail=0
+missing=()
+while IFS=$'\t' read -r cmd where; do
+	if chroot "$root" /bin/bash -c "command -v '$cmd'" > /dev/null; then
+		pass=$((pass + 1))
+	else
+		missing+=("$cmd (called in $where)")
+	fi
+done < <(cat "$dir/commands.txt"; printf '%s\tindirect (kernel build, harness)\n' "${INDIRECT_CMDS[@]}")
+for f in "${INDIRECT_FILES[@]}"; do
+	if [ -e "$root$f" ]; then pass=$((pass + 1)); else missing+=("file $f"); fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "ok - all $pass commands and files resolve after the install step"
+else
+	fail=$((fail + 1))
+	echo "not ok - after the install step, not found in a fresh root:"
+	printf '    %s\n' "${missing[@]}"
+	echo "    (add the package that provides it to guest/lib.sh)"
+fi
+
+t0=$(date +%s)
+if chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+	bash -c 'cd /src && make -s -j"$(nproc)" all static && make -s check' \
+	> "$dir/check.log" 2>&1; then
+	pass=$((pass + 1))
+	echo "ok - user space builds and make check passes in the fresh root ($(( $(date +%s) - t0 ))s)"
+else
+	fail=$((fail + 1))
+	grep -E '^(FAIL|SKIP)|rror' "$dir/check.log" | head -20
+	echo "not ok - make check in the fresh root (log: $dir/check.log)"
+fi
+# A skip in the fresh root means a tool the checks want was not installed.
+if grep -q '^SKIP' "$dir/check.log"; then
+	fail=$((fail + 1))
+	echo "not ok - make check skipped checks in the fresh root:"
+	grep '^SKIP' "$dir/check.log" | sed 's/^/    /'
+fi
+
+if [ $full -eq 1 ]; then
+	for cmd in guest/profile-example.sh tests/run-all.sh; do
+		t0=$(date +%s)
+		chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+			CCACHE_DIR=/root/.cache/deferstack-ccache \
+			bash -c "cd /src && ./$cmd" > "$dir/full-$(basename "$cmd").log" 2>&1
+		rc=$?
+		echo "# $cmd in the fresh root: $(( $(date +%s) - t0 ))s, exit $rc" \
+			"(log: $dir/full-$(basename "$cmd").log)"
+		if [ $rc -eq 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	done
+fi
+echo "fresh-root: $pass passed, $fail failed"
+[ $fail -eq 0 ]
