@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, as README's test command and CI run it:
 #   1. user space: unit, golden, CLI and end-to-end tests (ASan+UBSan), fuzzing
-#      for a bounded time;
+#      for a bounded time; the fresh-machine check (the install step in a
+#      minimal bookworm root, every command the scripts call resolves there);
 #   2. the kernel series builds with clang (LLVM=1) as well as gcc;
 #   3. the harness self-test (a failing test, a panic and a hang each fail);
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
@@ -52,6 +53,7 @@ differential() {
 
 stage install ds_install_all
 stage userspace userspace
+stage fresh-root "$root/tests/fresh-root.sh"
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
