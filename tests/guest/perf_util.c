@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -225,4 +228,81 @@ bool ds_kernel_is_mainline(void)
 	struct utsname u;
 
 	return !uname(&u) && u.release[0] >= '7' && u.release[1] == '.';
+}
+
+int ds_attr_tracepoint(struct perf_event_attr *attr, const char *sys, const char *name)
+{
+	char path[256];
+	FILE *f;
+	int id = -1;
+
+	snprintf(path, sizeof(path), "/sys/kernel/tracing/events/%s/%s/id", sys, name);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (fscanf(f, "%d", &id) != 1)
+		id = -1;
+	fclose(f);
+	if (id < 0)
+		return -EINVAL;
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_TRACEPOINT;
+	attr->config = (uint64_t)id;
+	attr->sample_period = 1;
+	attr->sample_type = DS_TEST_SAMPLE_TYPE;
+	attr->sample_id_all = 1;
+	attr->exclude_hv = 1;
+	return 0;
+}
+
+int ds_child_start(struct ds_child *ch, int (*fn)(void *), void *arg)
+{
+	int p[2];
+	char c;
+
+	if (pipe(p))
+		return -errno;
+	ch->pid = fork();
+	if (ch->pid < 0)
+		return -errno;
+	if (ch->pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(125);
+		close(p[0]);
+		_exit(fn(arg));
+	}
+	close(p[0]);
+	ch->go_fd = p[1];
+	return 0;
+}
+
+void ds_child_go(struct ds_child *ch)
+{
+	if (write(ch->go_fd, "g", 1) != 1)
+		perror("ds_child_go");
+	close(ch->go_fd);
+	ch->go_fd = -1;
+}
+
+int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
+		  void (*fn)(const struct ds_event *, void *), void *arg)
+{
+	int status = 0;
+
+	for (;;) {
+		pid_t r = waitpid(ch->pid, &status, WNOHANG);
+
+		if (m)
+			ds_mmap_drain(m, fn, arg);
+		if (r == ch->pid)
+			break;
+		if (r < 0)
+			return -errno;
+		poll(NULL, 0, 5);
+	}
+	if (m)
+		ds_mmap_drain(m, fn, arg);
+	return status;
 }

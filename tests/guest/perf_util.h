@@ -21,6 +21,28 @@
  */
 void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns);
 
+struct ds_mmap;
+
+/*
+ * Tracepoint SYS:NAME sampled at every hit (period 1) with the test layout,
+ * enabled. Returns 0, or -errno when the tracepoint does not exist (its id is
+ * read from tracefs, which /init mounts at /sys/kernel/tracing).
+ */
+int ds_attr_tracepoint(struct perf_event_attr *attr, const char *sys, const char *name);
+
+/* Child process helpers: fork a child that waits until ds_child_go(). */
+struct ds_child {
+	pid_t pid;
+	int go_fd;		/* write end: one byte releases the child */
+};
+
+/* Fork; the child blocks, then runs @fn(@arg) and exits with its return value. */
+int ds_child_start(struct ds_child *ch, int (*fn)(void *), void *arg);
+void ds_child_go(struct ds_child *ch);
+/* Wait for the child, draining @m (if not NULL) into @fn meanwhile. */
+int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
+		  void (*fn)(const struct ds_event *, void *), void *arg);
+
 int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		 unsigned long flags);
 
@@ -53,6 +75,19 @@ void ds_symtab_free(struct ds_symtab *st);
  * ours where DESIGN.md says so: side-band only, broadcast to every tool.
  */
 bool ds_kernel_is_mainline(void);
+
+/*
+ * A system call made right here, not through libc's syscall(), whose leaf
+ * frame has no frame pointer and would hide its caller from an FP walk.
+ */
+static inline __attribute__((always_inline)) long ds_syscall3(long nr, long a, long b, long c)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(nr), "D"(a), "S"(b), "d"(c)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
 
 static inline bool ds_is_kernel_ip(uint64_t ip)
 {

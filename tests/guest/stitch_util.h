@@ -12,7 +12,7 @@
 #include "perf_util.h"
 #include "workload.h"
 
-#define DS_MAX_IPS 128
+#define DS_MAX_IPS 640
 
 struct ds_rec {
 	int deferred;			/* 1: CALLCHAIN_DEFERRED, 0: sample */

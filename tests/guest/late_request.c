@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A request made on the way out to user space, after the exit loop has run:
+ * x86_fpu:x86_fpu_regs_activated fires in arch_exit_to_user_mode_prepare()
+ * when a task that was switched out reloads its FPU registers. Its sample asks
+ * for the deferred callchain when nothing would run the task_work before user
+ * space any more; unless the kernel brings the task back, the work runs at
+ * the next kernel entry, and the sample is stitched to a later moment's stack.
+ *
+ * A child alternates between a call path that sleeps (a context switch, so the
+ * tracepoint fires on its way out) and one that only makes quick system calls,
+ * on a CPU it shares with a spinning task (which makes the FPU reload real).
+ * The tracepoint is sampled twice per hit: with defer_callchain (+defer_output,
+ * so that mainline delivers too) and with a classic callchain, whose user part
+ * is walked at the hit itself. Each deferred sample's stitched user stack must
+ * be the classic one of the same hit (a prefix of it: the classic walk goes on
+ * into garbage past the outermost frame), which names the sleeping path.
+ *
+ *   late_request [MSEC]
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stitch_util.h"
+
+static unsigned int run_msec = 2000;
+
+__attribute__((noinline)) static void lr_sleep_leaf(void)
+{
+	struct timespec ts = { 0, 20000 };
+
+	ds_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void lr_sleep_path(void)
+{
+	lr_sleep_leaf();
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void lr_quick_leaf(void)
+{
+	for (int i = 0; i < 4; i++)
+		ds_syscall3(SYS_getppid, 0, 0, 0);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void lr_quick_path(void)
+{
+	lr_quick_leaf();
+	__asm__ volatile("" ::: "memory");
+}
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* Another user task on the CPU: the child's FPU registers must be reloaded. */
+static int competitor(void *arg)
+{
+	volatile double x = 1.0;
+
+	(void)arg;
+	pin_cpu0();
+	for (;;)
+		x = x * 1.0000001 + 0.5;
+	return 0;
+}
+
+static int child(void *arg)
+{
+	struct timespec t0, t;
+
+	(void)arg;
+	pin_cpu0();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		lr_sleep_path();
+		lr_quick_path();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 <
+		 (long)run_msec);
+	return 0;
+}
+
+static const struct ds_rec *record_for(const struct ds_collect *c, uint32_t tid, uint64_t cookie)
+{
+	for (long i = 0; i < c->n; i++)
+		if (c->recs[i].deferred && c->recs[i].tid == tid && c->recs[i].cookie == cookie)
+			return &c->recs[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const sleep_chain[] = { "lr_sleep_leaf", "lr_sleep_path", "child",
+						   NULL };
+	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
+	struct ds_collect cd = { 0 }, cc = { 0 };
+	struct perf_event_attr attr;
+	struct ds_mmap md, mc;
+	struct ds_child ch, comp;
+	long nd = 0, nc = 0, pairs = 0, equal = 0, differ = 0, missing = 0, named = 0;
+	long shown = 0;
+	int fdd, fdc, ret, failed = 0;
+
+	if (argc > 1)
+		run_msec = (unsigned int)strtoul(argv[1], NULL, 0);
+	if (!st)
+		return 1;
+	ret = ds_attr_tracepoint(&attr, "x86_fpu", "x86_fpu_regs_activated");
+	if (ret) {
+		printf("# tracepoint x86_fpu:x86_fpu_regs_activated: %s\n", strerror(-ret));
+		return 1;
+	}
+	if (ds_child_start(&comp, competitor, NULL) || ds_child_start(&ch, child, NULL))
+		return 1;
+	ds_child_go(&comp);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+	fdd = ds_perf_open(&attr, ch.pid, -1, -1, 0);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
+	fdc = ds_perf_open(&attr, ch.pid, -1, -1, 0);
+	if (fdd < 0 || fdc < 0) {
+		printf("# perf_event_open: %s\n", strerror(-(fdd < 0 ? fdd : fdc)));
+		return 1;
+	}
+	if (ds_mmap_open(&md, fdd, 1024) || ds_mmap_open(&mc, fdc, 1024)) {
+		printf("# mmap failed\n");
+		return 1;
+	}
+	ds_child_go(&ch);
+	/* The classic ring (4 MiB) holds the whole run; the deferred one is drained. */
+	ret = ds_child_wait(&ch, &md, ds_collect_record, &cd);
+	kill(comp.pid, SIGKILL);
+	waitpid(comp.pid, NULL, 0);
+	DS_CHECK(&failed, WIFEXITED(ret) && WEXITSTATUS(ret) == 0,
+		 "child ran and exited 0 (status 0x%x)", ret);
+	ioctl(fdd, PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(fdc, PERF_EVENT_IOC_DISABLE, 0);
+	ds_mmap_drain(&md, ds_collect_record, &cd);
+	ds_mmap_drain(&mc, ds_collect_record, &cc);
+
+	/* Pair the i-th sample of each event: both fire at every hit, in order. */
+	for (long i = 0, j = 0; i < cd.n || j < cc.n;) {
+		const struct ds_rec *d, *c, *r;
+
+		while (i < cd.n && cd.recs[i].deferred)
+			i++;
+		while (j < cc.n && cc.recs[j].deferred)
+			j++;
+		if (i >= cd.n || j >= cc.n) {
+			nd += i < cd.n;
+			nc += j < cc.n;
+			i += i < cd.n;
+			j += j < cc.n;
+			continue;
+		}
+		d = &cd.recs[i++];
+		c = &cc.recs[j++];
+		nd++;
+		nc++;
+		pairs++;
+		if (!d->cookie || c->user_start < 0)
+			continue;
+		r = record_for(&cd, d->tid, d->cookie);
+		if (!r) {
+			missing++;
+			continue;
+		}
+		if (ds_chain_has_sequence(st, &c->ips[c->user_start], c->nr - c->user_start,
+					  sleep_chain))
+			named++;
+		/*
+		 * The classic walk may run on past the outermost frame into
+		 * stack garbage where ours stops: the deferred stack must be a
+		 * prefix of it, and more than the bare ip.
+		 */
+		if (r->nr >= 2 && r->nr <= c->nr - c->user_start &&
+		    !memcmp(r->ips, &c->ips[c->user_start], r->nr * sizeof(uint64_t))) {
+			equal++;
+		} else {
+			differ++;
+			if (shown++ < 3) {
+				printf("# hit %ld: classic user ip %#llx (%s), deferred %#llx (%s)\n",
+				       pairs, (unsigned long long)c->ips[c->user_start],
+				       ds_symtab_lookup(st, c->ips[c->user_start]) ?: "?",
+				       (unsigned long long)(r->nr ? r->ips[0] : 0),
+				       r->nr ? ds_symtab_lookup(st, r->ips[0]) ?: "?" : "-");
+				printf("#   classic:");
+				for (uint64_t k = c->user_start; k < c->nr; k++)
+					printf(" %#llx", (unsigned long long)c->ips[k]);
+				printf("\n#   deferred:");
+				for (uint64_t k = 0; k < r->nr; k++)
+					printf(" %#llx", (unsigned long long)r->ips[k]);
+				printf("\n");
+			}
+		}
+	}
+	printf("# %ld deferred samples, %ld classic samples, %ld hits paired; lost %ld/%ld\n",
+	       nd, nc, pairs, cd.lost, cc.lost);
+	printf("# stitched = classic: %ld, differ: %ld, no record: %ld; sleeping path named: %ld\n",
+	       equal, differ, missing, named);
+	DS_CHECK(&failed, cd.lost == 0 && cc.lost == 0 && cd.bad == 0 && cc.bad == 0,
+		 "no lost or malformed records");
+	DS_CHECK(&failed, nd == nc, "both events sampled every hit (%ld, %ld)", nd, nc);
+	DS_CHECK(&failed, pairs >= 50, "at least 50 hits on the way out (%ld)", pairs);
+	DS_CHECK(&failed, named >= pairs / 4, "a good share of hits on the sleeping path (%ld)",
+		 named);
+	DS_CHECK(&failed, missing == 0, "every deferred sample has its record (%ld missing)",
+		 missing);
+	DS_CHECK(&failed, differ == 0,
+		 "every stitched user stack is the one the hit was taken on (%ld differ)", differ);
+	ds_collect_free(&cd);
+	ds_collect_free(&cc);
+	ds_symtab_free(st);
+	return failed ? 1 : 0;
+}
