@@ -50,9 +50,10 @@ ds_need_pkgs() {
 # tests/fresh-root.sh installs exactly DS_ALL_PKGS into a minimal bookworm root
 # and checks there that every command the scripts use resolves: a command
 # added to a script needs its package here.
-# Kernel build: rsync for headers_install, perl/bc/flex/bison for Kbuild.
+# Kernel build: rsync for headers_install, perl/bc/flex/bison for Kbuild;
+# python3-ply and python3-git for checkpatch.pl's SPDX check.
 DS_KERNEL_PKGS=(linux-source-6.12 build-essential flex bison bc perl rsync libelf-dev
-	libssl-dev ccache clang lld llvm xz-utils git cpio kmod python3)
+	libssl-dev ccache clang lld llvm xz-utils git cpio kmod python3 python3-ply python3-git)
 DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # User space: the library, CLI, unit tests, fuzzing; upstream perf 6.1 reads our
 # files; groff renders the man page in make check.

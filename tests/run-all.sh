@@ -57,6 +57,7 @@ stage fresh-root "$root/tests/fresh-root.sh"
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
+stage checkpatch "$root/tests/checkpatch.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
 stage guest-fast guest fast
 stage guest-debug guest debug
