@@ -163,6 +163,17 @@ else
 	"$DS" record -a -d 1 -o "$T/all.data" 2> "$T/all.err"
 	check "record -a" bash -c "'$DS' report -i '$T/all.data' --folded 2>/dev/null | grep -q 'burn;.*burn_leaf'"
 	kill $bp 2>/dev/null; wait $bp 2>/dev/null
+	# an existing recording and its side file become .old (like perf), even
+	# when the command cannot be run; a stale .old.kallsyms is removed
+	echo OLDDATA > "$T/o.data"; echo OLDKS > "$T/o.data.kallsyms"
+	"$DS" record -o "$T/o.data" -- /nonexistent/cmd 2>/dev/null
+	check "record: existing output kept as .old" grep -qx OLDDATA "$T/o.data.old"
+	check "record: existing kallsyms kept as .old.kallsyms" grep -qx OLDKS "$T/o.data.old.kallsyms"
+	check "record: new output is a new recording" bash -c "! grep -q OLDDATA '$T/o.data'"
+	echo OLD2 > "$T/o.data"; rm -f "$T/o.data.kallsyms"; echo STALE > "$T/o.data.old.kallsyms"
+	"$DS" record -o "$T/o.data" -- /bin/true 2>/dev/null
+	check "record: second rotation replaces .old" grep -qx OLD2 "$T/o.data.old"
+	check "record: stale .old.kallsyms removed" test ! -e "$T/o.data.old.kallsyms"
 	check "record without target fails" bash -c "! '$DS' record -o '$T/x.data' 2>/dev/null"
 	check "record of a missing command fails" bash -c "! '$DS' record -o '$T/x.data' -- /nonexistent/cmd 2>/dev/null"
 fi

@@ -498,6 +498,7 @@ static void usage_record(FILE *f)
 		"                         [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample cpu-clock with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
+		"                 an existing FILE is kept as FILE.old (like perf)\n"
 		"  -F FREQ        samples per second per CPU (default 999)\n"
 		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
 		"                 classic: user stacks copied at the sample;\n"
@@ -721,6 +722,10 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[1].ids = r->ids[1];
 	attrs[1].nr_ids = r->nr_ids[1];
 	attrs[1].name = "dummy:u";
+	/* like perf: keep an existing recording (and its side file) as .old */
+	err = rotate_old(r->o.out);
+	if (err)
+		goto out;
 	err = ds_writer_open(&r->w, path, attrs, 2);
 	if (err) {
 		die_msg("cannot create %s: %s", path, strerror(-err));
