@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "deferstack/deferstack.h"
 #include "internal.h"
@@ -370,14 +372,32 @@ static uint64_t wpos(struct ds_writer *w)
 int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
 		   size_t nr_attrs)
 {
-	struct file_header fh;
+	int fd;
 
 	memset(w, 0, sizeof(*w));
 	if (!nr_attrs || nr_attrs > MAX_ATTRS)
 		return -EINVAL;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	return ds_writer_open_fd(w, fd, attrs, nr_attrs);
+}
+
+int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs)
+{
+	struct file_header fh;
+
+	memset(w, 0, sizeof(*w));
+	if (!nr_attrs || nr_attrs > MAX_ATTRS) {
+		close(fd);
+		return -EINVAL;
+	}
 	w->attrs = calloc(nr_attrs, sizeof(*w->attrs));
-	if (!w->attrs)
+	if (!w->attrs) {
+		close(fd);
 		return -ENOMEM;
+	}
 	w->nr_attrs = nr_attrs;
 	for (size_t i = 0; i < nr_attrs; i++) {
 		w->attrs[i].attr = attrs[i].attr;
@@ -392,10 +412,11 @@ int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *
 		if (attrs[i].name && !(w->attrs[i].name = strdup(attrs[i].name)))
 			goto nomem;
 	}
-	w->f = fopen(path, "wb");
+	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		int err = -errno;
 
+		close(fd);
 		ds_writer_close(w, NULL);
 		return err;
 	}
@@ -419,6 +440,7 @@ int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *
 	}
 	return w->err;
 nomem:
+	close(fd);
 	ds_writer_close(w, NULL);
 	return -ENOMEM;
 }

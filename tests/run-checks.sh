@@ -105,6 +105,22 @@ head -c $((DOFF + DSIZE / 2 + 3)) "$T/m.data" > "$T/trunc_data"
 expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
 
+# convert onto its own input: refused (by st_dev/st_ino, not by name)
+mkdir -p "$T/cv"; cp "$T/m.data" "$T/cv/a.data"; ln -s a.data "$T/cv/sym.data"; ln "$T/cv/a.data" "$T/cv/hard.data"
+for o in a.data sym.data hard.data ./../cv/a.data; do
+	"$DSAN" convert -i "$T/cv/a.data" -o "$T/cv/$o" > /dev/null 2> "$T/cv.err"
+	rc=$?
+	check "convert -o $o (the input): exit 1, clear message, input intact" \
+		bash -c "[ $rc -eq 1 ] && grep -q 'are the same file' '$T/cv.err' && cmp -s '$T/m.data' '$T/cv/a.data'"
+done
+# a failed convert leaves an existing output alone and no temp file behind
+echo KEEP > "$T/cv/out.data"
+"$DSAN" convert -i "$T/size0" -o "$T/cv/out.data" > /dev/null 2>&1
+check "failed convert: existing output untouched" grep -qx KEEP "$T/cv/out.data"
+"$DSAN" convert -i "$T/cv/a.data" -o "$T/cv/new.data" 2>/dev/null
+check "convert: output renamed into place, no temp files left" \
+	bash -c "[ -s '$T/cv/new.data' ] && [ \$(ls -A '$T/cv' | grep -c '^\\.') -eq 0 ]"
+
 # --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then

@@ -25,6 +25,7 @@ struct pipeline {
 	struct ds_stitcher st;
 	struct ds_symbols *sym;	/* may be NULL */
 	uint64_t nr_out_of_order;
+	int cb_err;		/* the callback failed (it reported the error) */
 };
 
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,

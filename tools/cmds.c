@@ -26,7 +26,14 @@ static int wrap_cb(void *arg, const struct ds_stitch_out *o)
 		if (err)
 			return err;
 	}
-	return w->cb ? w->cb(w->arg, o) : 0;
+	if (w->cb) {
+		int err = w->cb(w->arg, o);
+
+		if (err)
+			w->p->cb_err = err;
+		return err;
+	}
+	return 0;
 }
 
 static int drain(struct pipeline *p)
@@ -104,7 +111,9 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		if (ret)
 			break;
 	}
-	if (ret < 0) {
+	if (ret < 0 && p->cb_err) {
+		return ret;	/* the callback said what went wrong */
+	} else if (ret < 0) {
 		if (p->rd.err[0])
 			die_msg("%s: %s", path, p->rd.err);
 		else
@@ -116,7 +125,7 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	if (!ret)
 		ret = ds_stitch_finish(&p->st);
 	p->nr_out_of_order = p->mg.nr_out_of_order;
-	if (ret)
+	if (ret && !p->cb_err)
 		die_msg("%s: processing failed: %s", path, strerror(-ret));
 	return ret;
 }
@@ -438,7 +447,17 @@ int cmd_script(int argc, char **argv)
 struct conv {
 	struct ds_writer w;
 	uint8_t *buf;
+	const char *in, *out;
 };
+
+static int conv_write(struct conv *c, const struct perf_event_header *h)
+{
+	int err = ds_writer_write(&c->w, h);
+
+	if (err)
+		die_msg("writing %s: %s", c->out, strerror(-err));
+	return err;
+}
 
 static int conv_cb(void *arg, const struct ds_stitch_out *o)
 {
@@ -449,15 +468,19 @@ static int conv_cb(void *arg, const struct ds_stitch_out *o)
 	case DS_OUT_RECORD:
 		if (o->ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
 			return 0;	/* consumed by stitching */
-		return ds_writer_write(&c->w, o->ev->hdr);
+		return conv_write(c, o->ev->hdr);
 	case DS_OUT_STITCHED:
 	case DS_OUT_KERNEL_ONLY:
 		n = ds_sample_set_callchain(o->ev, o->chain, o->nr, c->buf, 65536);
-		if (n < 0)
+		if (n < 0) {
+			die_msg("%s: a stitched sample (tid %u, %" PRIu64 " frames) does not "
+				"fit a perf record: %s", c->in, o->ev->tid, o->nr,
+				strerror(-n));
 			return n;
-		return ds_writer_write(&c->w, (const void *)c->buf);
+		}
+		return conv_write(c, (const void *)c->buf);
 	default:
-		return ds_writer_write(&c->w, o->ev->hdr);
+		return conv_write(c, o->ev->hdr);
 	}
 }
 
@@ -468,13 +491,20 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 	struct conv c;
 	struct pipeline p;
 	struct ds_writer_info info = { 0 };
-	int err;
+	struct outfile of;
+	int err, fd;
 
 	/* attrs from the input, as classic events */
 	err = ds_reader_open(&rd, in);
 	if (err) {
 		die_msg("%s", rd.err);
 		return err;
+	}
+	if (same_file(in, out)) {
+		die_msg("%s and %s are the same file: convert writes a new file, give "
+			"another -o", in, out);
+		ds_reader_close(&rd);
+		return -EINVAL;
 	}
 	attrs = calloc(rd.nr_attrs, sizeof(*attrs));
 	if (!attrs) {
@@ -487,12 +517,23 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
 	}
 	memset(&c, 0, sizeof(c));
+	c.in = in;
+	c.out = out;
 	c.buf = malloc(65536);
-	err = c.buf ? ds_writer_open(&c.w, out, attrs, rd.nr_attrs) : -ENOMEM;
+	/* a temp file next to OUT, renamed into place on success only */
+	fd = c.buf ? outfile_create(&of, out) : -ENOMEM;
+	if (fd >= 0) {
+		err = ds_writer_open_fd(&c.w, fd, attrs, rd.nr_attrs);
+		if (err) {
+			die_msg("writing %s: %s", out, strerror(-err));
+			outfile_abort(&of);
+		}
+	} else {
+		err = fd;
+	}
 	free(attrs);
 	ds_reader_close(&rd);
 	if (err) {
-		die_msg("cannot create %s: %s", out, strerror(-err));
 		free(c.buf);
 		return err;
 	}
@@ -504,13 +545,15 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 		int e2 = ds_writer_close(&c.w, &info);
 
 		if (!err && e2) {
-			die_msg("writing %s failed: %s", out, strerror(-e2));
+			die_msg("writing %s: %s", out, strerror(-e2));
 			err = e2;
 		}
 	}
 	free(c.buf);
 	if (err)
-		unlink(out);
+		outfile_abort(&of);
+	else
+		err = outfile_commit(&of);
 	return err;
 }
 
@@ -521,7 +564,8 @@ static void usage_convert(FILE *f)
 		"Stitch a raw (deferred) perf.data into a classic-callchain perf.data that\n"
 		"any perf (e.g. 6.1) reads: samples get 'kernel ips, PERF_CONTEXT_USER, user\n"
 		"ips'; samples whose record never came keep the kernel part only;\n"
-		"CALLCHAIN_DEFERRED records are dropped; attr defer bits are cleared.\n");
+		"CALLCHAIN_DEFERRED records are dropped; attr defer bits are cleared.\n"
+		"OUT must not be IN; it is replaced only when the conversion succeeds.\n");
 }
 
 int cmd_convert(int argc, char **argv)

@@ -202,6 +202,10 @@ struct ds_writer {
  */
 int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
 		   size_t nr_attrs);
+/* The same on an open, seekable fd (O_WRONLY); the writer owns fd from
+ * now on, also on failure (ds_writer_close() closes it). */
+int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs);
 /* Append one record (rec->size bytes) to the data section. */
 int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
