@@ -354,10 +354,13 @@ int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *r
 
 /* ---------------------------------------------------------------- writer */
 
+/* The first error sticks, with the errno of the failed write (ENOSPC,
+ * EFBIG, EDQUOT ...), not a generic EIO. */
 static void wr(struct ds_writer *w, const void *p, size_t n)
 {
+	errno = 0;
 	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
-		w->err = -EIO;
+		w->err = errno ? -errno : -EIO;
 }
 
 static uint64_t wpos(struct ds_writer *w)
@@ -558,8 +561,11 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			w->err = -errno;
 		wr(w, &fh, sizeof(fh));
 	}
-	if (w->f && fclose(w->f) != 0 && !w->err)
-		w->err = -EIO;
+	if (w->f) {
+		errno = 0;
+		if (fclose(w->f) != 0 && !w->err)
+			w->err = errno ? -errno : -EIO;
+	}
 	err = w->err;
 	for (size_t i = 0; w->attrs && i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);

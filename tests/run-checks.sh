@@ -121,6 +121,32 @@ check "failed convert: existing output untouched" grep -qx KEEP "$T/cv/out.data"
 check "convert: output renamed into place, no temp files left" \
 	bash -c "[ -s '$T/cv/new.data' ] && [ \$(ls -A '$T/cv' | grep -c '^\\.') -eq 0 ]"
 
+# --- write errors: the real errno with the output's name, exit 1
+expect_werr() { # name pattern command...
+	local name=$1 pat=$2 rc; shift 2
+	"$@" > /dev/null 2> "$T/werr.txt"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "$pat" "$T/werr.txt" && ! grep -q 'processing failed\|Sanitizer\|runtime error' "$T/werr.txt"; then
+		ok "write error: $name ($(grep -m1 "$pat" "$T/werr.txt"))"
+	else
+		echo "rc=$rc"; cat "$T/werr.txt"; bad "write error: $name"
+	fi
+}
+for a in "report --folded" "report --text" "script" "script -a"; do
+	expect_werr "$a > /dev/full" 'writing standard output: No space left on device' \
+		bash -c "'$DSAN' $a -i '$T/m.data' -k /dev/null > /dev/full"
+done
+expect_werr "report --svg /dev/full" 'writing /dev/full: No space left on device' \
+	"$DSAN" report -i "$T/m.data" -k /dev/null --svg /dev/full
+expect_werr "convert -o /dev/full" 'writing /dev/full: No space left on device' \
+	"$DSAN" convert -i "$T/m.data" -o /dev/full
+mkdir -p "$T/fsz"
+expect_werr "convert over the file size limit" "writing $T/fsz/big.data: File too large" \
+	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' convert -i '$T/m.data' -o '$T/fsz/big.data'"
+expect_werr "report --svg over the file size limit" "writing $T/fsz/big.svg: File too large" \
+	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' report -i '$T/m.data' -k /dev/null --svg '$T/fsz/big.svg'"
+check "failed writes leave no output and no temp file" test -z "$(ls -A "$T/fsz")"
+
 # --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
@@ -154,6 +180,13 @@ else
 	check "report --svg writes a flame graph" bash -c "grep -q '</svg>' '$T/e2e.svg' && grep -q 'burn_leaf' '$T/e2e.svg'"
 	"$DSAN" script -i "$T/e2e.data" > "$T/e2e.script" 2>/dev/null
 	check "script shows frames" grep -q 'burn_leaf' "$T/e2e.script"
+	expect_werr "script (many samples) > /dev/full" 'writing standard output: No space left on device' \
+		bash -c "'$DSAN' script -i '$T/e2e.data' > /dev/full"
+	expect_werr "record -o /dev/full" 'writing /dev/full: No space left on device' \
+		"$DS" record -o /dev/full -- "$BURN" 0.3
+	mkdir -p "$T/rfsz"
+	expect_werr "record over the file size limit" 'writing .*: File too large' \
+		bash -c "ulimit -f 64; trap '' XFSZ; exec '$DS' record -o '$T/rfsz/r.data' -- '$BURN' 0.3"
 	if command -v perf >/dev/null; then
 		pv=$(perf --version | sed 's/[^0-9]*\([0-9]*\).*/\1/')
 		if grep -q 'falling back to classic' "$T/rec.err" || [ "${pv:-0}" -ge 7 ]; then

@@ -57,9 +57,7 @@ int outfile_create(struct outfile *of, const char *path);
 int outfile_commit(struct outfile *of);
 void outfile_abort(struct outfile *of);
 
-/* fflush + ferror of a stream: 0 or -errno. */
-int stream_err(FILE *f);
-/* stream_err(stdout) with "writing standard output: ..." */
+/* ds_stream_err(stdout), with "writing standard output: ..." */
 int finish_stdout(void);
 
 /* Strict option values (digits only, range-checked), message on error. */

@@ -218,6 +218,36 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 	return ds_fold_add(r->fold, comm_of(r->p, o->ev), &view, 1);
 }
 
+/* The SVG goes to a temp file renamed into place on success. */
+static int write_svg(const struct ds_fold *fold, const char *path, const char *title)
+{
+	struct outfile of;
+	FILE *f;
+	int fd, err;
+
+	fd = outfile_create(&of, path);
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "w");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		die_msg("writing %s: %s", path, strerror(-err));
+		outfile_abort(&of);
+		return err;
+	}
+	err = ds_fold_write_svg(fold, f, title);
+	errno = 0;
+	if (fclose(f) != 0 && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		die_msg("writing %s: %s", path, strerror(-err));
+		outfile_abort(&of);
+		return err;
+	}
+	return outfile_commit(&of);
+}
+
 static void usage_report(FILE *f)
 {
 	fprintf(f,
@@ -276,33 +306,35 @@ int cmd_report(int argc, char **argv)
 	r.p = &p;
 	if (ds_fold_new(&r.fold))
 		return 1;
+	if (svg && same_file(in, svg)) {
+		die_msg("%s and %s are the same file: give another --svg", in, svg);
+		ds_fold_free(r.fold);
+		return 1;
+	}
 	err = pipeline_run(&p, in, ks, true, report_cb, &r);
 	if (!err) {
 		switch (mode) {
 		case 'f':
 			err = ds_fold_write(r.fold, stdout);
+			if (!err)
+				err = finish_stdout();
+			else if (err != -ENOMEM)
+				die_msg("writing standard output: %s", strerror(-err));
 			break;
-		case 's': {
-			FILE *f = fopen(svg, "w");
-
-			if (!f) {
-				die_msg("cannot create %s: %s", svg, strerror(errno));
-				err = -errno;
-				break;
-			}
-			err = ds_fold_write_svg(r.fold, f, in);
-			if (fclose(f) && !err)
-				err = -EIO;
-			if (err)
-				die_msg("writing %s failed: %s", svg, strerror(-err));
+		case 's':
+			err = write_svg(r.fold, svg, in);
 			break;
-		}
 		default:
 			err = ds_fold_write_text(r.fold, stdout, top);
 			if (!err)
 				print_summary(stdout, &p.st.st);
+			if (!err)
+				err = finish_stdout();
+			else if (err != -ENOMEM)
+				die_msg("writing standard output: %s", strerror(-err));
 		}
-		print_summary(stderr, &p.st.st);
+		if (!err)
+			print_summary(stderr, &p.st.st);
 	}
 	ds_frames_free(&r.fr);
 	free(r.names);
@@ -329,6 +361,24 @@ static const char *unm_name(enum ds_unmatched_reason r)
 	}
 }
 
+/* Stop at the first failed write to stdout (a full disk, a closed pipe),
+ * with the errno of that write. */
+static int stdout_failed(void)
+{
+	int saved = errno, err;
+
+	if (!ferror(stdout))
+		return 0;
+	/* the failed write's errno, if the flush cannot tell it again */
+	err = ds_stream_err(stdout);
+	if ((!err || err == -EIO) && saved)
+		err = -saved;
+	if (!err)
+		err = -EIO;
+	die_msg("writing standard output: %s", strerror(-err));
+	return err;
+}
+
 static int script_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct script *s = arg;
@@ -353,7 +403,7 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 		else if (ev->type == PERF_RECORD_LOST || ev->type == PERF_RECORD_LOST_SAMPLES)
 			printf(" lost=%" PRIu64, ev->lost);
 		printf("\n");
-		return 0;
+		return stdout_failed();
 	}
 	printf("%-16s %6u/%-6u [%03u] %llu.%06llu: ", comm_of(s->p, ev), ev->pid, ev->tid,
 	       ev->cpu, (unsigned long long)(ev->time / 1000000000),
@@ -390,7 +440,7 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 					  sizeof(buf)));
 	}
 	printf("\n");
-	return 0;
+	return stdout_failed();
 }
 
 static void usage_script(FILE *f)
@@ -436,6 +486,8 @@ int cmd_script(int argc, char **argv)
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
 	err = pipeline_run(&p, in, ks, true, script_cb, &s);
+	if (!err)
+		err = finish_stdout();
 	if (!err)
 		print_summary(stderr, &p.st.st);
 	pipeline_close(&p);

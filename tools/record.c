@@ -55,6 +55,8 @@ struct rec {
 	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
 	size_t nr_ids[2], cap_ids[2];
 	struct ds_writer w;
+	const char *path;	/* what w writes */
+	int werr;		/* first write error, reported */
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
 	bool defer;
 	pid_t child;
@@ -263,6 +265,16 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	return 0;
 }
 
+/* Report the first write error of the output with its name and errno. */
+static int write_err(struct rec *r, int err)
+{
+	if (err && !r->werr) {
+		r->werr = err;
+		die_msg("writing %s: %s", r->path, strerror(-err));
+	}
+	return err;
+}
+
 static int write_rec(struct rec *r, const struct perf_event_header *h)
 {
 	switch (h->type) {
@@ -279,7 +291,7 @@ static int write_rec(struct rec *r, const struct perf_event_header *h)
 	}
 	r->nr_records++;
 	r->bytes += h->size;
-	return ds_writer_write(&r->w, h);
+	return write_err(r, ds_writer_write(&r->w, h));
 }
 
 /* Drain every ring once; a FINISHED_ROUND after a pass that read data. */
@@ -309,7 +321,7 @@ static int read_all(struct rec *r)
 			return err;
 	}
 	if (r->nr_records != before)
-		err = ds_writer_round(&r->w);
+		err = write_err(r, ds_writer_round(&r->w));
 	return err;
 }
 
@@ -451,43 +463,65 @@ static int synth_all(struct rec *r)
 	return err;
 }
 
-/* Copy /proc/kallsyms next to the output; returns _text or 0. */
-static uint64_t save_kallsyms(const char *out)
+/* Copy /proc/kallsyms next to the output (when it is a regular file), _text
+ * into *text (0 if unknown).  0, or -errno of a failed write (reported). */
+static int save_kallsyms(const char *out, uint64_t *text)
 {
 	char path[4096], line[512];
 	FILE *in, *o;
-	uint64_t text = 0;
 	bool nonzero = false;
+	struct stat st;
+	int err = 0;
 
-	snprintf(path, sizeof(path), "%s.kallsyms", out);
+	*text = 0;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;	/* no /dev/null.kallsyms */
+	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
+		return 0;
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
 	o = fopen(path, "w");
 	if (!o) {
+		err = -errno;
 		fclose(in);
-		return 0;
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		return err;
 	}
 	while (fgets(line, sizeof(line), in)) {
 		unsigned long long a;
 		char t, name[256];
 
-		fputs(line, o);
+		errno = 0;
+		if (fputs(line, o) == EOF) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
 		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
 			nonzero |= a != 0;
 			if (!strcmp(name, "_text"))
-				text = a;
+				*text = a;
 		}
 	}
 	fclose(in);
-	if (fclose(o) || !nonzero) {
+	if (!err)
+		err = ds_stream_err(o);
+	errno = 0;
+	if (fclose(o) != 0 && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		die_msg("writing %s: %s", path, strerror(-err));
 		unlink(path);
-		if (!nonzero)
-			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
-				"kernel frames will not be symbolized");
-		return 0;
+		*text = 0;
+		return err;
 	}
-	return text;
+	if (!nonzero) {
+		unlink(path);
+		die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+			"kernel frames will not be symbolized");
+		*text = 0;
+	}
+	return 0;
 }
 
 static void usage_record(FILE *f)
@@ -726,13 +760,14 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	err = rotate_old(r->o.out);
 	if (err)
 		goto out;
+	r->path = path;
 	err = ds_writer_open(&r->w, path, attrs, 2);
 	if (err) {
-		die_msg("cannot create %s: %s", path, strerror(-err));
+		die_msg("writing %s: %s", path, strerror(-err));
 		goto out;
 	}
-	ktext = save_kallsyms(r->o.out);
-	if (ktext)
+	err = save_kallsyms(r->o.out, &ktext);
+	if (!err && ktext)
 		err = synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
 	if (!err && r->o.all)
 		err = synth_all(r);
@@ -786,8 +821,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	if (!err)
 		err = read_all(r);
 	if (r->o.cmd && !child_done) {
+		if (err)
+			die_msg("stopping '%s' (pid %d): the recording failed", r->o.cmd[0],
+				(int)r->child);
 		kill(r->child, SIGTERM);
 		waitpid(r->child, &status, 0);
+		child_done = true;
 	}
 out_w:
 	if (!uname(&un)) {
@@ -803,10 +842,8 @@ out_w:
 	{
 		int e2 = ds_writer_close(&r->w, &info);
 
-		if (!err && e2) {
-			die_msg("writing %s failed: %s", path, strerror(-e2));
-			err = e2;
-		}
+		if (!err && e2)
+			err = write_err(r, e2);
 	}
 	if (!err && r->o.cmd && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
 		die_msg("the command could not be run");

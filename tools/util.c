@@ -157,17 +157,9 @@ void outfile_abort(struct outfile *of)
 
 /* ------------------------------------------------------ stdout */
 
-int stream_err(FILE *f)
-{
-	errno = 0;
-	if (fflush(f) != 0)
-		return errno ? -errno : -EIO;
-	return ferror(f) ? -EIO : 0;
-}
-
 int finish_stdout(void)
 {
-	int err = stream_err(stdout);
+	int err = ds_stream_err(stdout);
 
 	if (err)
 		die_msg("writing standard output: %s", strerror(-err));
