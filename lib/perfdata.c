@@ -182,6 +182,14 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 			   (unsigned long long)fh.attrs.size);
 		goto fail;
 	}
+	if (fh.data.size == 0 && !fh.features[0] && !fh.features[1] && !fh.features[2] &&
+	    !fh.features[3] && fh.data.offset >= sizeof(fh) &&
+	    fh.data.offset < r->file_size) {
+		/* never finished (the recorder was killed): the records run to
+		 * the end of the file, the last one may be cut */
+		r->unfinished = true;
+		fh.data.size = r->file_size - fh.data.offset;
+	}
 	if (!in_file(r, &fh.data)) {
 		err = rerr(r, -EINVAL,
 			   "%s: data section (offset %llu size %llu) past end of file "
@@ -299,12 +307,16 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 
 	if (left == 0)
 		return 0;
+	if (r->unfinished && left < sizeof(h))
+		goto cut;
 	if (left < sizeof(h))
 		return rerr(r, -EINVAL, "truncated record header at data offset %llu",
 			    (unsigned long long)r->pos);
 	if (fread(&h, 1, sizeof(h), r->f) != sizeof(h))
 		return rerr(r, -EIO, "read error at data offset %llu",
 			    (unsigned long long)r->pos);
+	if (r->unfinished && (h.size < sizeof(h) || h.size > left))
+		goto cut;
 	if (h.size < sizeof(h))
 		return rerr(r, -EINVAL, "record of size %u (type %u) at data offset %llu",
 			    h.size, h.type, (unsigned long long)r->pos);
@@ -320,6 +332,11 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 	r->pos += h.size;
 	*rec = (const void *)r->buf;
 	return 1;
+cut:
+	/* unfinished file: a cut (or never written) last record ends the data */
+	r->trailing = left;
+	r->pos = r->data_size;
+	return 0;
 }
 
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
@@ -360,6 +377,13 @@ static void wr(struct ds_writer *w, const void *p, size_t n)
 {
 	errno = 0;
 	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
+		w->err = errno ? -errno : -EIO;
+}
+
+static void flush(struct ds_writer *w)
+{
+	errno = 0;
+	if (!w->err && fflush(w->f) != 0)
 		w->err = errno ? -errno : -EIO;
 }
 
@@ -423,7 +447,21 @@ int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
 		ds_writer_close(w, NULL);
 		return err;
 	}
+	/*
+	 * A valid header right away, as perf does: magic, attrs and ids, data
+	 * size 0 and no features mean "not finished", and readers take the
+	 * records up to the end of the file.  ds_writer_close() rewrites it.
+	 * A recorder that is killed leaves a readable file.
+	 */
 	memset(&fh, 0, sizeof(fh));
+	fh.magic = PERF_MAGIC2;
+	fh.size = sizeof(fh);
+	fh.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+	fh.attrs.offset = sizeof(fh);
+	fh.attrs.size = nr_attrs * fh.attr_size;
+	fh.data.offset = sizeof(fh) + fh.attrs.size;
+	for (size_t i = 0; i < nr_attrs; i++)
+		fh.data.offset += w->attrs[i].nr_ids * 8;
 	wr(w, &fh, sizeof(fh));
 	/* attr array after the header, ids arrays after it, then data */
 	{
@@ -441,7 +479,16 @@ int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
 			wr(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8);
 		w->data_off = ids_off;
 	}
-	return w->err;
+	flush(w);
+	if (w->err) {
+		int err = w->err;
+
+		fclose(w->f);
+		w->f = NULL;
+		ds_writer_close(w, NULL);
+		return err;
+	}
+	return 0;
 nomem:
 	close(fd);
 	ds_writer_close(w, NULL);
@@ -461,7 +508,11 @@ int ds_writer_round(struct ds_writer *w)
 {
 	struct perf_event_header h = { DS_RECORD_FINISHED_ROUND, 0, sizeof(h) };
 
-	return ds_writer_write(w, &h);
+	/* whole rounds reach the file: what a killed recorder leaves ends
+	 * at a round, or in the middle of the last one */
+	ds_writer_write(w, &h);
+	flush(w);
+	return w->err;
 }
 
 /* struct perf_header_string: u32 len (incl. NUL, padded to 64) + bytes */

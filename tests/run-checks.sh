@@ -105,6 +105,20 @@ head -c $((DOFF + DSIZE / 2 + 3)) "$T/m.data" > "$T/trunc_data"
 expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
 
+# a recording whose recorder was killed: header with data size 0 and no
+# features, the last record cut; read to the end of the file, with warnings
+cp "$T/m.data" "$T/unfin"; put_u64 "$T/unfin" 48 0
+for o in 72 80 88 96; do put_u64 "$T/unfin" $o 0; done
+head -c $((DOFF + DSIZE - 12)) "$T/unfin" > "$T/unfin.cut"
+"$DSAN" script -i "$T/unfin.cut" -k /dev/null > "$T/unfin.txt" 2> "$T/unfin.err"
+rc=$?
+check "unfinished file: script exit 0, all 6 samples" \
+	bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'cookie=' '$T/unfin.txt') -eq 6 ]"
+check "unfinished file: warns it was not finished" grep -q 'recording was not finished' "$T/unfin.err"
+check "unfinished file: warns about the cut last record" grep -q 'last record is cut off (60 bytes' "$T/unfin.err"
+check "unfinished file: report --folded reads its samples" \
+	bash -c "'$DSAN' report -i '$T/unfin.cut' -k /dev/null --folded 2>/dev/null | grep -q '^beta;'"
+
 # convert onto its own input: refused (by st_dev/st_ino, not by name)
 mkdir -p "$T/cv"; cp "$T/m.data" "$T/cv/a.data"; ln -s a.data "$T/cv/sym.data"; ln "$T/cv/a.data" "$T/cv/hard.data"
 for o in a.data sym.data hard.data ./../cv/a.data; do
@@ -180,6 +194,15 @@ else
 	check "report --svg writes a flame graph" bash -c "grep -q '</svg>' '$T/e2e.svg' && grep -q 'burn_leaf' '$T/e2e.svg'"
 	"$DSAN" script -i "$T/e2e.data" > "$T/e2e.script" 2>/dev/null
 	check "script shows frames" grep -q 'burn_leaf' "$T/e2e.script"
+	# a recorder killed with SIGKILL leaves a file that report reads
+	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!
+	sleep 1.2
+	kill -KILL $rp; wait $rp 2>/dev/null
+	sleep 1
+	"$DSAN" report -i "$T/killed.data" --folded > "$T/killed.folded" 2> "$T/killed.err"
+	rc=$?
+	check "SIGKILLed recorder: report reads the samples" \
+		bash -c "[ $rc -eq 0 ] && grep -q 'burn_leaf' '$T/killed.folded' && grep -q 'not finished' '$T/killed.err'"
 	expect_werr "script (many samples) > /dev/full" 'writing standard output: No space left on device' \
 		bash -c "'$DSAN' script -i '$T/e2e.data' > /dev/full"
 	expect_werr "record -o /dev/full" 'writing /dev/full: No space left on device' \

@@ -74,6 +74,9 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		die_msg("%s", p->rd.err);
 		return ret;
 	}
+	if (p->rd.unfinished)
+		die_msg("warning: %s: the recording was not finished (was the recorder "
+			"killed?); reading its records up to the end of the file", path);
 	if (want_symbols) {
 		ret = ds_symbols_new(&p->sym, kallsyms);
 		if (ret && kallsyms) {
@@ -120,6 +123,9 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 			die_msg("%s: %s", path, strerror(-ret));
 		return ret;
 	}
+	if (p->rd.trailing)
+		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
+			"end of the file), ignored", path, p->rd.trailing);
 	ds_merge_flush(&p->mg);
 	ret = drain(p);
 	if (!ret)

@@ -160,6 +160,11 @@ struct ds_reader {
 	uint64_t feat_bits[4];
 	uint8_t *buf;		/* current record, 8-byte aligned */
 	size_t buf_cap;
+	/* The header says data size 0 and has no features: the writer never
+	 * finished (e.g. the recorder was killed).  The data runs to the end of
+	 * the file; a cut last record ends it, its bytes counted in trailing. */
+	bool unfinished;
+	uint64_t trailing;
 	char err[160];		/* human-readable reason of the last error */
 };
 
@@ -169,7 +174,8 @@ void ds_reader_close(struct ds_reader *r);
 /*
  * Next record of the data section.  Returns 1 with *rec (valid until the
  * next call), 0 at the end of data, or a negative errno (truncated record,
- * size 0/too small, size past the data section).
+ * size 0/too small, size past the data section).  In an unfinished file a
+ * cut last record is the end of data (0, r->trailing set), not an error.
  */
 int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The attr a record belongs to (by IDENTIFIER, else the first attr). */
@@ -197,8 +203,11 @@ struct ds_writer {
 };
 
 /*
- * Create path and reserve the header.  attrs[i].ids are the event ids
- * (PERF_EVENT_IOC_ID), attrs[i].name the event name.  Copies everything.
+ * Create path and write a header that says "not finished" (data size 0, no
+ * features) with the attrs and ids, flushed, so that the file is readable
+ * even if ds_writer_close() never runs; every round is flushed too.
+ * attrs[i].ids are the event ids (PERF_EVENT_IOC_ID), attrs[i].name the
+ * event name.  Copies everything.
  */
 int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
 		   size_t nr_attrs);

@@ -219,6 +219,62 @@ static void t_perfdata_roundtrip(void **state)
 	free(s.b);
 }
 
+/* A writer that never gets to ds_writer_close() (a killed recorder) leaves a
+ * file that reads up to the end, a cut last record ending it. */
+static void t_perfdata_unfinished(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_writer w;
+	struct ds_reader rd;
+	struct ds_attr a;
+	const struct perf_event_header *h;
+	uint64_t id = 1;
+	int n = 0;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.attr.size = sizeof(a.attr);
+	a.attr.sample_type = TST_ST;
+	a.attr.sample_id_all = 1;
+	a.ids = &id;
+	a.nr_ids = 1;
+	sb_comm(&s, 3, "abc", 1);
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
+	assert_int_equal(ds_writer_open(&w, tpath("unf.data"), &a, 1), 0);
+	for (size_t off = 0; off < s.len;) {
+		const struct perf_event_header *r = (const void *)(s.b + off);
+
+		assert_int_equal(ds_writer_write(&w, r), 0);
+		off += r->size;
+	}
+	assert_int_equal(ds_writer_round(&w), 0);	/* flushed */
+	/* read while the writer is still open: nothing finished yet */
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
+	assert_true(rd.unfinished);
+	while (ds_reader_next(&rd, &h) == 1)
+		n++;
+	assert_int_equal(n, 4);
+	assert_int_equal(rd.trailing, 0);
+	ds_reader_close(&rd);
+	/* cut 5 bytes off the deferred record: comm and sample remain, the
+	 * deferred record's first size - 5 bytes are trailing */
+	assert_int_equal(truncate(tpath("unf.data"), (off_t)(w.data_off + s.len - 5)), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
+	n = 0;
+	while (ds_reader_next(&rd, &h) == 1)
+		n++;
+	assert_int_equal(n, 2);
+	assert_int_equal(rd.trailing, 8 + 8 + 8 + 2 * 8 + 32 - 5);
+	ds_reader_close(&rd);
+	/* once closed, the header is final: data size set, features present */
+	assert_int_equal(ds_writer_close(&w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
+	assert_false(rd.unfinished);
+	ds_reader_close(&rd);
+	free(s.b);
+}
+
 static void write_bytes(const char *path, const void *b, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -518,6 +574,7 @@ int main(void)
 		cmocka_unit_test(t_ring),
 		cmocka_unit_test(t_perfdata_roundtrip),
 		cmocka_unit_test(t_perfdata_bad),
+		cmocka_unit_test(t_perfdata_unfinished),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_symbols),
