@@ -246,6 +246,15 @@ else
 	"$DS" record -o "$T/o.data" -- /bin/true 2>/dev/null
 	check "record: second rotation replaces .old" grep -qx OLD2 "$T/o.data.old"
 	check "record: stale .old.kallsyms removed" test ! -e "$T/o.data.old.kallsyms"
+	# the command's exit status is passed on; "cannot run" only when exec failed
+	rstatus() { "$DS" record -o "$T/st.data" -- "$@" 2> "$T/st.err"; echo $?; }
+	check "record -- cmd exiting 3: exit 3" test "$(rstatus sh -c 'exit 3')" -eq 3
+	check "record -- cmd exiting 127: exit 127, not 'cannot run'" \
+		bash -c "[ \$('$DS' record -o '$T/st.data' -- sh -c 'exit 127' 2> '$T/st.err'; echo \$?) -eq 127 ] && ! grep -q 'run' '$T/st.err'"
+	check "record -- cmd killed by SIGUSR1: exit 128+10" test "$(rstatus sh -c 'kill -USR1 $$')" -eq 138
+	check "record -- missing command: exit 127 with the exec error" \
+		bash -c "[ \$('$DS' record -o '$T/st.data' -- /nonexistent/cmd 2> '$T/st.err'; echo \$?) -eq 127 ] && grep -q \"cannot run '/nonexistent/cmd': No such file or directory\" '$T/st.err'"
+	check "record -- non-executable file: exit 126" test "$(rstatus "$T/m.data")" -eq 126
 	check "record without target fails" bash -c "! '$DS' record -o '$T/x.data' 2>/dev/null"
 	check "record of a missing command fails" bash -c "! '$DS' record -o '$T/x.data' -- /nonexistent/cmd 2>/dev/null"
 fi

@@ -60,7 +60,11 @@ struct rec {
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
 	bool defer;
 	pid_t child;
-	int go_pipe[2];
+	int go_pipe[2];		/* parent -> child: go and exec */
+	int exec_pipe[2];	/* child -> parent: errno of a failed exec */
+	int exec_errno;		/* the command could not be run */
+	bool reaped;		/* status below is the command's */
+	int status;
 };
 
 static volatile sig_atomic_t stop_req;
@@ -544,7 +548,8 @@ static void usage_record(FILE *f)
 		"  -d SECS        stop after SECS seconds (default: command exit or Ctrl-C)\n"
 		"  -m PAGES       ring buffer pages per CPU, power of two (default 128)\n"
 		"A summary (samples, deferred records, stitched, unmatched, lost) is printed\n"
-		"at the end.\n");
+		"at the end. With a COMMAND, exits with its status (128+N for signal N;\n"
+		"127/126 when it cannot be run).\n");
 }
 
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
@@ -637,22 +642,57 @@ static double now_s(void)
 
 static int start_child(struct rec *r)
 {
-	if (pipe(r->go_pipe))
+	/* both CLOEXEC: the command inherits neither; a successful exec
+	 * closes exec_pipe, a failed one writes its errno there */
+	if (pipe2(r->go_pipe, O_CLOEXEC))
 		return -errno;
+	if (pipe2(r->exec_pipe, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(r->go_pipe[0]);
+		close(r->go_pipe[1]);
+		return err;
+	}
 	r->child = fork();
 	if (r->child < 0)
 		return -errno;
 	if (r->child == 0) {
 		char c;
+		int e;
 
 		close(r->go_pipe[1]);
+		close(r->exec_pipe[0]);
 		if (read(r->go_pipe[0], &c, 1) != 1)
 			_exit(126);	/* the recorder gave up */
 		execvp(r->o.cmd[0], r->o.cmd);
-		fprintf(stderr, PROG ": cannot run '%s': %s\n", r->o.cmd[0], strerror(errno));
+		e = errno;
+		if (write(r->exec_pipe[1], &e, sizeof(e)) != sizeof(e))
+			_exit(127);
 		_exit(127);
 	}
 	close(r->go_pipe[0]);
+	close(r->exec_pipe[1]);
+	return 0;
+}
+
+/* Let the command exec; 0 once it runs, else its exec errno in exec_errno. */
+static int release_child(struct rec *r)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(r->go_pipe[1], "x", 1) != 1)
+		return -errno;
+	close(r->go_pipe[1]);
+	do
+		n = read(r->exec_pipe[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(r->exec_pipe[0]);
+	if (n == sizeof(e)) {
+		r->exec_errno = e ? e : ENOEXEC;
+		waitpid(r->child, &r->status, 0);
+		r->reaped = true;
+	}
 	return 0;
 }
 
@@ -680,7 +720,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	struct utsname un;
 	pid_t *tids = NULL;
 	size_t nr_tids = 0, cap_tids = 0;
-	int *cpus = NULL, ncpu, err = 0, status = 0;
+	int *cpus = NULL, ncpu, err = 0;
 	double t0, last_progress;
 	bool task = !r->o.all, child_done = false;
 	uint64_t ktext;
@@ -779,11 +819,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (r->o.cmd) {
 		/* events enable themselves at exec (enable_on_exec) */
-		if (write(r->go_pipe[1], "x", 1) != 1) {
-			err = -errno;
+		err = release_child(r);
+		if (err) {
+			die_msg("cannot start '%s': %s", r->o.cmd[0], strerror(-err));
 			goto out_w;
 		}
-		close(r->go_pipe[1]);
+		child_done = r->reaped;
 	} else {
 		for (size_t i = 0; i < r->nr_fds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
@@ -793,15 +834,15 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		pfd[i].fd = r->bufs[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	for (;;) {
+	while (!r->exec_errno) {
 		double tn;
 
 		poll(pfd, (nfds_t)ncpu, 100);
 		err = read_all(r);
 		if (err)
 			break;
-		if (r->o.cmd && waitpid(r->child, &status, WNOHANG) == r->child) {
-			child_done = true;
+		if (r->o.cmd && waitpid(r->child, &r->status, WNOHANG) == r->child) {
+			child_done = r->reaped = true;
 			break;
 		}
 		if (r->o.pid > 0 && kill(r->o.pid, 0) < 0 && errno == ESRCH)
@@ -825,8 +866,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 			die_msg("stopping '%s' (pid %d): the recording failed", r->o.cmd[0],
 				(int)r->child);
 		kill(r->child, SIGTERM);
-		waitpid(r->child, &status, 0);
-		child_done = true;
+		waitpid(r->child, &r->status, 0);
+		child_done = r->reaped = true;
 	}
 out_w:
 	if (!uname(&un)) {
@@ -844,10 +885,6 @@ out_w:
 
 		if (!err && e2)
 			err = write_err(r, e2);
-	}
-	if (!err && r->o.cmd && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		die_msg("the command could not be run");
-		err = -ENOENT;
 	}
 out:
 	if (r->o.cmd && r->child > 0 && err && !child_done) {
@@ -902,6 +939,13 @@ int cmd_record(int argc, char **argv)
 			unlink(path);
 		return 1;
 	}
+	if (r.exec_errno) {
+		/* like env(1): 127 not found, 126 found but not runnable */
+		die_msg("cannot run '%s': %s", r.o.cmd[0], strerror(r.exec_errno));
+		if (r.o.stitched)
+			unlink(path);
+		return r.exec_errno == ENOENT ? 127 : 126;
+	}
 	if (r.o.stitched) {
 		ret = convert_file(path, r.o.out, &st);
 		unlink(path);
@@ -919,5 +963,10 @@ int cmd_record(int argc, char **argv)
 		r.nr_records, r.bytes / 1024.0);
 	fprintf(stderr, PROG ": ");
 	print_summary(stderr, &st);
+	/* the command's status, as perf and shells pass it on */
+	if (r.o.cmd && r.reaped && WIFEXITED(r.status))
+		return WEXITSTATUS(r.status);
+	if (r.o.cmd && r.reaped && WIFSIGNALED(r.status))
+		return 128 + WTERMSIG(r.status);
 	return 0;
 }
