@@ -180,6 +180,18 @@ else
 	else
 		skp "fallback notice (kernel supports deferred callchains)"
 	fi
+	# an EINVAL from the user's own options is not "no deferred callchains"
+	maxr=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 100000)
+	if [ "$maxr" -lt 5000000 ]; then
+		for m in defer auto; do
+			"$DS" record --mode $m -F $((maxr * 2)) -o "$T/f.data" -- /bin/true 2> "$T/f.err"
+			rc=$?
+			check "record --mode $m -F above the kernel's limit: says so" \
+				bash -c "[ $rc -eq 1 ] && grep -q \"F $((maxr * 2)) is above the kernel's limit\" '$T/f.err' && ! grep -q 'deferred\|falling back' '$T/f.err'"
+		done
+	else
+		skp "-F above the kernel's limit (perf_event_max_sample_rate=$maxr)"
+	fi
 	check "record summary printed" grep -q 'summary: [1-9][0-9]* samples' "$T/rec.err"
 	check "kallsyms saved next to the data" test -s "$T/e2e.data.kallsyms"
 	"$DSAN" report -i "$T/e2e.data" --folded > "$T/e2e.folded" 2>/dev/null

@@ -113,16 +113,83 @@ static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
 	}
 }
 
-/* 1 supported, 0 not (EINVAL/E2BIG), <0 other error (errno). */
-static int probe_defer(const struct ropts *o)
+static long read_proc_long(const char *path, long def)
+{
+	FILE *f = fopen(path, "r");
+	long v = def;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
+
+static void open_error(int err, const struct ropts *o, pid_t pid, int cpu)
+{
+	if (err == -EACCES || err == -EPERM) {
+		die_msg("perf_event_open (pid %d, cpu %d): %s (perf_event_paranoid=%ld: run "
+			"as root or lower it)", (int)pid, cpu, strerror(-err),
+			read_proc_long("/proc/sys/kernel/perf_event_paranoid", -99));
+	} else if (err == -ESRCH) {
+		die_msg("perf_event_open: no such process %d", (int)pid);
+	} else if (err == -EINVAL && o &&
+		   (long)o->freq > read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate",
+						   LONG_MAX)) {
+		die_msg("perf_event_open: %s: -F %lu is above the kernel's limit "
+			"(kernel.perf_event_max_sample_rate = %ld)", strerror(-err), o->freq,
+			read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate", 0));
+	} else {
+		die_msg("perf_event_open (pid %d, cpu %d): %s", (int)pid, cpu, strerror(-err));
+	}
+}
+
+/* The user's own events, without defer bits, on this task: an error here
+ * is about the user's options (-F ...), never about deferred callchains. */
+static int check_attrs(const struct ropts *o)
 {
 	struct perf_event_attr s, t;
+	struct perf_event_attr *v[2] = { &s, &t };
+
+	make_attrs(&s, &t, o, false, true, false);
+	for (int i = 0; i < 2; i++) {
+		int fd = perf_open(v[i], 0, -1, -1);
+
+		if (fd < 0) {
+			int err = -errno;
+
+			open_error(err, o, 0, -1);
+			return err;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Does the kernel know defer_callchain?  A minimal sampling event is opened
+ * without and with the bit: only an EINVAL/E2BIG caused by the bit itself
+ * means "no".  1 supported, 0 not, <0 the minimal event failed (errno).
+ */
+static int probe_defer(void)
+{
+	struct perf_event_attr a;
 	int fd;
 
-	make_attrs(&s, &t, o, true, false, false);
-	s.watermark = 0;
-	s.wakeup_watermark = 0;
-	fd = perf_open(&s, 0, -1, -1);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1;
+	fd = perf_open(&a, 0, -1, -1);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	fd = perf_open(&a, 0, -1, -1);
 	if (fd >= 0) {
 		close(fd);
 		return 1;
@@ -194,26 +261,6 @@ static int add_fd(struct rec *r, int fd, int which)
 	return 0;
 }
 
-static void open_error(int err, pid_t pid, int cpu)
-{
-	if (err == -EACCES || err == -EPERM) {
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		int lvl = -99;
-
-		if (f) {
-			if (fscanf(f, "%d", &lvl) != 1)
-				lvl = -99;
-			fclose(f);
-		}
-		die_msg("perf_event_open (pid %d, cpu %d): %s (perf_event_paranoid=%d: run "
-			"as root or lower it)", (int)pid, cpu, strerror(-err), lvl);
-	} else if (err == -ESRCH) {
-		die_msg("perf_event_open: no such process %d", (int)pid);
-	} else {
-		die_msg("perf_event_open (pid %d, cpu %d): %s", (int)pid, cpu, strerror(-err));
-	}
-}
-
 /* Open sampling+tracking for (pid, cpu); the first pair of a CPU owns the
  * ring buffer, later ones are redirected into it. */
 static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool on_exec)
@@ -225,7 +272,7 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	fs = perf_open(&s, pid, b->cpu, -1);
 	if (fs < 0) {
 		err = -errno;
-		open_error(err, pid, b->cpu);
+		open_error(err, &r->o, pid, b->cpu);
 		return err;
 	}
 	err = add_fd(r, fs, 0);
@@ -234,7 +281,7 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	ft = perf_open(&t, pid, b->cpu, -1);
 	if (ft < 0) {
 		err = -errno;
-		open_error(err, pid, b->cpu);
+		open_error(err, &r->o, pid, b->cpu);
 		return err;
 	}
 	err = add_fd(r, ft, 1);
@@ -577,11 +624,10 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'F':
-			o->freq = strtoul(optarg, &end, 0);
-			if (*end || !o->freq || o->freq > 100000) {
-				die_msg("bad -F '%s' (1..100000)", optarg);
+			/* the kernel's limit (perf_event_max_sample_rate) is
+			 * checked by the kernel, and said so */
+			if (parse_ulong("-F", optarg, 1, 10000000, &o->freq))
 				return -1;
-			}
 			break;
 		case 'M':
 			if (!strcmp(optarg, "auto"))
@@ -911,9 +957,12 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	if (r.o.mode != MODE_CLASSIC) {
-		ret = probe_defer(&r.o);
+		/* the user's options first, then the defer bit on its own */
+		if (check_attrs(&r.o))
+			return 1;
+		ret = probe_defer();
 		if (ret < 0) {
-			open_error(ret, 0, -1);
+			open_error(ret, NULL, 0, -1);
 			return 1;
 		}
 		if (ret == 0 && r.o.mode == MODE_DEFER) {
