@@ -130,13 +130,32 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 	struct stat stbuf;
 	int err;
 
+	int fd;
+
 	memset(r, 0, sizeof(*r));
-	r->f = fopen(path, "rb");
-	if (!r->f)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return rerr(r, -errno, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fileno(r->f), &stbuf) != 0) {
+	if (fstat(fd, &stbuf) != 0) {
 		err = -errno;
-		goto fail_msg;
+		close(fd);
+		return rerr(r, err, "%s: %s", path, strerror(-err));
+	}
+	if (!S_ISREG(stbuf.st_mode)) {
+		const char *what = S_ISDIR(stbuf.st_mode) ? "a directory" :
+				   S_ISFIFO(stbuf.st_mode) ? "a FIFO (pipe-mode input is not supported)" :
+				   S_ISSOCK(stbuf.st_mode) ? "a socket" : "a device";
+
+		close(fd);
+		return rerr(r, S_ISDIR(stbuf.st_mode) ? -EISDIR : -EINVAL,
+			    "%s: is %s, not a perf.data file", path, what);
+	}
+	r->f = fdopen(fd, "rb");
+	if (!r->f) {
+		err = -errno;
+		close(fd);
+		return rerr(r, err, "%s: %s", path, strerror(-err));
 	}
 	r->file_size = (uint64_t)stbuf.st_size;
 	if (r->file_size < 8) {

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
@@ -184,16 +185,59 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s);
 }
 
+/* Open a file to read symbols from: never blocks (a FIFO), only regular
+ * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
+static int open_regular(const char *path, bool *is_chr)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (is_chr)
+		*is_chr = false;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		if (is_chr)
+			*is_chr = S_ISCHR(st.st_mode);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	char line[512];
 	size_t cap = 0, slen = 0, scap = 0;
-	bool nonzero = false;
-	int err = 0;
+	bool nonzero = false, is_chr;
+	int err = 0, fd;
 
-	if (!f)
-		return -errno;
+	fd = open_regular(path, &is_chr);
+	if (fd < 0 && is_chr) {
+		/* /dev/null and friends: no kernel symbols, nothing read */
+		free(s->ksyms);
+		free(s->kstrs);
+		s->ksyms = NULL;
+		s->kstrs = NULL;
+		s->nr_ksyms = 0;
+		s->ktext = 0;
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	free(s->ksyms);
 	free(s->kstrs);
 	s->ksyms = NULL;
@@ -253,7 +297,9 @@ static void dso_load(struct dso *d)
 	bool have_symtab = false;
 
 	d->loaded = true;
-	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	/* a crafted MMAP record may name a FIFO or a device: never block,
+	 * read regular files only */
+	fd = open_regular(d->path, NULL);
 	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ, NULL);

@@ -73,7 +73,7 @@ put_u16() {
 }
 expect_error() { # name file pattern
 	local name=$1 f=$2 pat=$3 rc
-	"$DSAN" report -i "$f" -k /dev/null > /dev/null 2> "$T/err.txt"
+	timeout 30 "$DSAN" report -i "$f" -k /dev/null > /dev/null 2> "$T/err.txt"
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q "$pat" "$T/err.txt" &&
 	   ! grep -q 'Sanitizer\|runtime error' "$T/err.txt"; then
@@ -104,6 +104,18 @@ expect_error "deferred nr larger than record" "$T/dnr" "malformed CALLCHAIN_DEFE
 head -c $((DOFF + DSIZE / 2 + 3)) "$T/m.data" > "$T/trunc_data"
 expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
+mkfifo "$T/fifo"
+expect_error "directory as input" "$T" "is a directory, not a perf.data file"
+expect_error "FIFO as input" "$T/fifo" "is a FIFO (pipe-mode input is not supported), not a perf.data file"
+expect_error "device as input" /dev/zero "is a device, not a perf.data file"
+# an MMAP record naming a FIFO must not hang report; a FIFO as -k neither
+"$OUT/tests/mkdata" "$T/mfifo.data" "$T/fifo" || bad "mkdata with a mapped FIFO"
+timeout 30 "$DSAN" report -i "$T/mfifo.data" -k /dev/null --folded > "$T/mfifo.folded" 2>/dev/null
+rc=$?
+check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo\]' '$T/mfifo.folded'"
+timeout 30 "$DSAN" report -i "$T/m.data" -k "$T/fifo" --folded > /dev/null 2> "$T/kfifo.err"
+rc=$?
+check "report -k FIFO: does not hang, warns (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q 'cannot read kallsyms .*: not a regular file' '$T/kfifo.err'"
 
 # a recording whose recorder was killed: header with data size 0 and no
 # features, the last record cut; read to the end of the file, with warnings

@@ -81,7 +81,7 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		ret = ds_symbols_new(&p->sym, kallsyms);
 		if (ret && kallsyms) {
 			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
-				strerror(-ret));
+				ret == -EINVAL ? "not a regular file" : strerror(-ret));
 			ret = ds_symbols_new(&p->sym, NULL);
 		}
 		if (ret) {

@@ -345,7 +345,11 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
 /* Last COMM seen for tid (or pid), or NULL. */
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
-/* Parse a kallsyms-format text (exposed for tests): 0 or -errno. */
+/* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
+ * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a
+ * character device such as /dev/null means no kernel symbols (0).  Files
+ * named by MMAP records are likewise opened without blocking and read only
+ * when regular. */
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
 /* Kernel text start ("_text") from the loaded kallsyms, 0 if unknown. */
 uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);

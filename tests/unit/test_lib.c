@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -512,6 +513,38 @@ static void t_symbols(void **state)
 	assert_int_equal(ds_test_marker_function(1), 4);
 }
 
+/* An MMAP record naming a FIFO (or a device, or a directory) must not hang
+ * or read it: the frame resolves to the file's name. */
+static void t_symbols_not_regular(void **state)
+{
+	const char *paths[] = { tpath("fifo"), "/dev/zero", "/tmp" };
+	struct ds_symbols *sym;
+	struct ds_event ev;
+	struct sbuf s = { 0 };
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(mkfifo(paths[0], 0600), 0);
+	alarm(20);	/* a hang fails the test instead of the whole check */
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	for (int i = 0; i < 3; i++) {
+		s.len = 0;
+		sb_mmap2(&s, 10 + i, UADDR(0), 0x10000, paths[i], 1);
+		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+		assert_int_equal(ds_symbols_event(sym, &ev), 0);
+		assert_string_equal(ds_symbols_resolve(sym, 10 + i, UADDR(0x40), false, buf,
+						       sizeof(buf)),
+				    i == 0 ? "[fifo]" : i == 1 ? "[zero]" : "[tmp]");
+	}
+	/* kallsyms: a FIFO is refused, a character device means none */
+	assert_int_equal(ds_symbols_load_kallsyms(sym, paths[0]), -EINVAL);
+	assert_int_equal(ds_symbols_load_kallsyms(sym, "/dev/zero"), 0);
+	assert_int_equal(ds_symbols_load_kallsyms(sym, "/tmp"), -EISDIR);
+	alarm(0);
+	ds_symbols_free(sym);
+	free(s.b);
+}
+
 static void t_fold(void **state)
 {
 	struct ds_fold *fo;
@@ -578,6 +611,7 @@ int main(void)
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_symbols),
+		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_fold),
 	};
 
