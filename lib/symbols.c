@@ -278,7 +278,8 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	for (size_t i = 0; i < s->nr_ksyms; i++)
 		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+	if (s->nr_ksyms)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
 	return 0;
 }
 
@@ -367,7 +368,8 @@ static void dso_load(struct dso *d)
 	}
 	for (size_t i = 0; i < d->nr_syms; i++)
 		d->syms[i].name = d->strs + (uintptr_t)d->syms[i].name;
-	qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
+	if (d->nr_syms)		/* stripped: no symbols, syms is NULL */
+		qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
 	d->ok = true;
 out:
 	if (!d->ok)

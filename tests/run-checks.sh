@@ -218,6 +218,17 @@ else
 	check "report --svg writes a flame graph" bash -c "grep -q '</svg>' '$T/e2e.svg' && grep -q 'burn_leaf' '$T/e2e.svg'"
 	"$DSAN" script -i "$T/e2e.data" > "$T/e2e.script" 2>/dev/null
 	check "script shows frames" grep -q 'burn_leaf' "$T/e2e.script"
+	# a stripped binary (no symbol table, no defined dynamic symbols)
+	if command -v strip >/dev/null; then
+		strip -o "$T/burn-stripped" "$BURN"
+		"$DS" record -o "$T/strip.data" -- "$T/burn-stripped" 0.3 2>/dev/null
+		"$DSAN" report -i "$T/strip.data" --folded > "$T/strip.folded" 2> "$T/strip.err"
+		rc=$?
+		check "report on a stripped binary: [burn-stripped] frames, no UBSan report" \
+			bash -c "[ $rc -eq 0 ] && grep -q '\[burn-stripped\]' '$T/strip.folded' && ! grep -q 'runtime error' '$T/strip.err'"
+	else
+		skp "stripped binary (strip not installed)"
+	fi
 	# a recorder killed with SIGKILL leaves a file that report reads
 	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!
 	sleep 1.2

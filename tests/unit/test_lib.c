@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of libdeferstack pieces: ABI helpers, parsing, ring buffer,
  * perf.data reader/writer, merge, symbols, folding. */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -545,6 +546,47 @@ static void t_symbols_not_regular(void **state)
 	free(s.b);
 }
 
+/* A stripped binary: an ELF with a PT_LOAD and no symbol table at all. */
+static void t_symbols_stripped(void **state)
+{
+	struct {
+		Elf64_Ehdr eh;
+		Elf64_Phdr ph;
+		uint8_t text[256];
+	} elf;
+	struct ds_symbols *sym;
+	struct ds_event ev;
+	struct sbuf s = { 0 };
+	char buf[128];
+
+	(void)state;
+	memset(&elf, 0, sizeof(elf));
+	memcpy(elf.eh.e_ident, ELFMAG, SELFMAG);
+	elf.eh.e_ident[EI_CLASS] = ELFCLASS64;
+	elf.eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	elf.eh.e_ident[EI_VERSION] = EV_CURRENT;
+	elf.eh.e_type = ET_DYN;
+	elf.eh.e_machine = EM_X86_64;
+	elf.eh.e_version = EV_CURRENT;
+	elf.eh.e_phoff = sizeof(elf.eh);
+	elf.eh.e_ehsize = sizeof(elf.eh);
+	elf.eh.e_phentsize = sizeof(elf.ph);
+	elf.eh.e_phnum = 1;
+	elf.ph.p_type = PT_LOAD;
+	elf.ph.p_flags = PF_R | PF_X;
+	elf.ph.p_filesz = elf.ph.p_memsz = sizeof(elf);
+	elf.ph.p_align = 4096;
+	write_bytes(tpath("stripped.so"), &elf, sizeof(elf));
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	sb_mmap2(&s, 42, UADDR(0), 0x1000, tpath("stripped.so"), 1);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	assert_string_equal(ds_symbols_resolve(sym, 42, UADDR(0x80), false, buf, sizeof(buf)),
+			    "[stripped.so]");
+	ds_symbols_free(sym);
+	free(s.b);
+}
+
 static void t_fold(void **state)
 {
 	struct ds_fold *fo;
@@ -612,6 +654,7 @@ int main(void)
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_symbols),
 		cmocka_unit_test(t_symbols_not_regular),
+		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
 	};
 
