@@ -41,6 +41,33 @@ else
 	check "man page present" grep -q '^\.TH DEFERSTACK 1' man/deferstack.1
 fi
 
+# --- bad option values and conflicting outputs: a message, exit 2
+expect_usage() { # pattern args...
+	local pat=$1 rc; shift
+	timeout 30 "$DSAN" "$@" > /dev/null 2> "$T/usage.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$pat" "$T/usage.err"; then
+		ok "rejected: $* ($(head -1 "$T/usage.err"))"
+	else
+		echo "rc=$rc"; cat "$T/usage.err"; bad "rejected: $*"
+	fi
+}
+for v in abc -1 0 ' 5' 99999999999999999999999; do
+	expect_usage "bad --top '$v'" report --top "$v" -i "$T/none"
+done
+for v in nan inf -1 0 1e300 abc ''; do
+	expect_usage "bad -d '$v'" record -d "$v" -o "$T/none" -- /bin/true
+done
+for v in abc -5 ' 5' 0 99999999999; do
+	expect_usage "bad -F '$v'" record -F "$v" -o "$T/none" -- /bin/true
+done
+expect_usage "bad -p '4294967297'" record -p 4294967297 -o "$T/none"
+expect_usage "bad -p '-3'" record -p -3 -o "$T/none"
+expect_usage "bad -m '3' (a power of two)" record -m 3 -o "$T/none" -- /bin/true
+expect_usage "--folded and --svg are mutually exclusive" report --folded --svg "$T/x.svg" -i "$T/none"
+expect_usage "--text and --folded are mutually exclusive" report --text --folded -i "$T/none"
+expect_usage "--svg and --text are mutually exclusive" report --svg "$T/x.svg" --text -i "$T/none"
+
 # --- hand-built raw deferred stream through the CLI
 "$OUT/tests/mkdata" "$T/m.data" || bad "mkdata"
 "$DSAN" script -i "$T/m.data" -k /dev/null > "$T/script.txt" 2> "$T/script.err"

@@ -272,6 +272,11 @@ static void usage_report(FILE *f)
 		"'[user stack not stitched]'. A summary goes to stderr.\n");
 }
 
+static const char *out_name(int mode)
+{
+	return mode == 'f' ? "folded" : mode == 's' ? "svg" : "text";
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -286,8 +291,8 @@ int cmd_report(int argc, char **argv)
 	};
 	const char *in = "perf.data", *ks = NULL, *svg = NULL;
 	char ksbuf[4096];
-	int mode = 't', c, err;
-	size_t top = 20;
+	int mode = 0, c, err;
+	unsigned long top = 20;
 	struct pipeline p;
 	struct report r;
 
@@ -295,9 +300,21 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
-		case 't': case 'f': mode = c; break;
-		case 's': mode = 's'; svg = optarg; break;
-		case 'n': top = strtoul(optarg, NULL, 0); break;
+		case 't': case 'f': case 's':
+			/* one output: --text, --folded or --svg */
+			if (mode && mode != c) {
+				die_msg("report: --%s and --%s are mutually exclusive",
+					out_name(mode), out_name(c));
+				return 2;
+			}
+			mode = c;
+			if (c == 's')
+				svg = optarg;
+			break;
+		case 'n':
+			if (parse_ulong("--top", optarg, 1, 1000000, &top))
+				return 2;
+			break;
 		case 'h': usage_report(stdout); return 0;
 		default: usage_report(stderr); return 2;
 		}
@@ -306,6 +323,8 @@ int cmd_report(int argc, char **argv)
 		usage_report(stderr);
 		return 2;
 	}
+	if (!mode)
+		mode = 't';
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
 	memset(&r, 0, sizeof(r));
@@ -331,7 +350,7 @@ int cmd_report(int argc, char **argv)
 			err = write_svg(r.fold, svg, in);
 			break;
 		default:
-			err = ds_fold_write_text(r.fold, stdout, top);
+			err = ds_fold_write_text(r.fold, stdout, (size_t)top);
 			if (!err)
 				print_summary(stdout, &p.st.st);
 			if (!err)

@@ -614,7 +614,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ 0 }
 	};
 	int c, n = 0;
-	char *end;
+	unsigned long v;
 
 	memset(o, 0, sizeof(*o));
 	o->out = "perf.data";
@@ -644,23 +644,20 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		case 'S': o->stitched = true; break;
 		case 'a': o->all = true; break;
 		case 'p':
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0) {
-				die_msg("bad -p '%s'", optarg);
+			if (parse_ulong("-p", optarg, 1, INT_MAX, &v))
 				return -1;
-			}
+			o->pid = (pid_t)v;
 			break;
 		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0) {
-				die_msg("bad -d '%s'", optarg);
+			/* nan, inf, negative, absurd: no */
+			if (parse_seconds("-d", optarg, 365 * 86400.0, &o->duration))
 				return -1;
-			}
 			break;
 		case 'm':
-			o->pages = strtoul(optarg, &end, 0);
-			if (*end || !o->pages || (o->pages & (o->pages - 1)) || o->pages > 65536) {
-				die_msg("bad -m '%s' (power of two)", optarg);
+			if (parse_ulong("-m", optarg, 1, 65536, &o->pages))
+				return -1;
+			if (o->pages & (o->pages - 1)) {
+				die_msg("bad -m '%s' (a power of two)", optarg);
 				return -1;
 			}
 			break;
