@@ -227,21 +227,27 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 /* ------------------------------------------------------------------ */
 
 /*
- * k-way merge: records are queued per CPU (each CPU's buffer is in time
- * order; a rare out-of-order record is insertion-sorted into its queue);
- * the queue head with the smallest time is released when its time is at or
- * below the watermark set by ds_merge_round() (perf's FINISHED_ROUND rule:
- * a round is written after every pass over all buffers, so everything up
- * to the largest time seen before the previous round is final), when more
- * than max_pending records are queued (bounded memory for streams without
- * rounds), or after ds_merge_flush().
+ * k-way merge of per-CPU streams by (time, cpu, arrival): a record not
+ * older than the tail of its CPU's queue is appended (O(1), the normal
+ * case); one that goes back in time goes into a min-heap of late records
+ * (O(log n)), so inputs that keep going back in time, with or without
+ * rounds, stay O(n log n) instead of quadratic.  Equal times come out by
+ * cpu, then in arrival order.  The smallest record is released when its
+ * time is at or below the watermark set by ds_merge_round() (perf's
+ * FINISHED_ROUND rule: a round is written after every pass over all
+ * buffers, so everything up to the largest time seen before the previous
+ * round is final), when more than max_pending records are queued (bounded
+ * memory for streams without rounds), or after ds_merge_flush().
  */
 struct ds_merge_node;
+struct ds_merge_q;
+struct ds_merge_late;
 struct ds_merge {
-	struct ds_merge_node **q_head, **q_tail;	/* per CPU queue */
-	size_t *q_len;		/* records ever queued per CPU */
+	struct ds_merge_q *q;		/* per CPU, in time order */
 	size_t nr_q;
-	size_t nr_nonempty;
+	struct ds_merge_late *late;	/* min-heap of records that went back */
+	size_t nr_late, cap_late;
+	uint64_t seq;		/* arrival counter (stable order) */
 	size_t pending, max_pending;
 	uint64_t max_time_cur, max_time_prev, watermark;
 	bool flushing;
