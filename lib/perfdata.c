@@ -124,6 +124,39 @@ out:
 	free(b);
 }
 
+/* id -> attr index, so that a record's attr is found in O(1) instead of
+ * scanning every id of every attr per record. */
+static int build_id_table(struct ds_reader *r)
+{
+	size_t total = 0, cap = 16;
+
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		total += r->attrs[i].nr_ids;
+	if (!total)
+		return 0;
+	while (cap < total * 2)
+		cap *= 2;
+	r->id_keys = calloc(cap, sizeof(*r->id_keys));
+	r->id_attr = calloc(cap, sizeof(*r->id_attr));
+	if (!r->id_keys || !r->id_attr)
+		return -ENOMEM;
+	r->id_cap = cap;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
+			uint64_t id = r->attrs[i].ids[k];
+			size_t h = ds_hash64(id) & (cap - 1);
+
+			while (r->id_attr[h] && r->id_keys[h] != id)
+				h = (h + 1) & (cap - 1);
+			if (!r->id_attr[h]) {	/* the first attr wins */
+				r->id_keys[h] = id;
+				r->id_attr[h] = (uint32_t)i + 1;
+			}
+		}
+	}
+	return 0;
+}
+
 int ds_reader_open(struct ds_reader *r, const char *path)
 {
 	struct file_header fh;
@@ -252,6 +285,9 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 			}
 		}
 	}
+	err = build_id_table(r);
+	if (err)
+		goto fail_msg;
 	r->sample_id_all = r->attrs[0].attr.sample_id_all;
 	r->use_identifier = r->nr_attrs > 1;
 	for (size_t i = 0; i < r->nr_attrs; i++) {
@@ -315,6 +351,8 @@ void ds_reader_close(struct ds_reader *r)
 		free(r->attrs[i].name);
 	}
 	free(r->attrs);
+	free(r->id_keys);
+	free(r->id_attr);
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
@@ -371,10 +409,13 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		id = ds_rd64((const uint8_t *)rec + rec->size - 8);
 	else
 		return &r->attrs[0];
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
-			if (r->attrs[i].ids[k] == id)
-				return &r->attrs[i];
+	if (r->id_cap) {
+		size_t h = ds_hash64(id) & (r->id_cap - 1);
+
+		while (r->id_attr[h]) {
+			if (r->id_keys[h] == id)
+				return &r->attrs[r->id_attr[h] - 1];
+			h = (h + 1) & (r->id_cap - 1);
 		}
 	}
 	return &r->attrs[0];

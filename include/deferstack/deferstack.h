@@ -157,6 +157,11 @@ struct ds_reader {
 	size_t nr_attrs;
 	bool sample_id_all;
 	bool use_identifier;	/* look attrs up by PERF_SAMPLE_IDENTIFIER */
+	/* id -> attr: open addressing, id_attr[i] = attr index + 1, 0 = free;
+	 * the first attr that lists an id wins */
+	uint64_t *id_keys;
+	uint32_t *id_attr;
+	size_t id_cap;
 	uint64_t feat_bits[4];
 	uint8_t *buf;		/* current record, 8-byte aligned */
 	size_t buf_cap;
