@@ -31,6 +31,8 @@ struct pipeline {
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 bool want_symbols, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
+/* The command name of a sample's task ("[unknown]" if none seen). */
+const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
