@@ -709,7 +709,8 @@ static int start_child(struct rec *r)
 			_exit(126);	/* the recorder gave up */
 		execvp(r->o.cmd[0], r->o.cmd);
 		e = errno;
-		if (write(r->exec_pipe[1], &e, sizeof(e)) != sizeof(e))
+		/* the parent reads it; if that fails, it sees exit 127 */
+		if (write(r->exec_pipe[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
 	}
