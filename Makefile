@@ -14,7 +14,8 @@ FUZZ_TIME ?= 60
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
            lib/symbols.c lib/fold.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h
-CLI_SRC := tools/deferstack.c tools/record.c tools/cmds.c
+CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
+           tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 

@@ -191,7 +191,7 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 	for (size_t i = 0; i < f->stacks.used; i++)
 		fprintf(out, "%s %" PRIu64 "\n", v[i].key, v[i].count);
 	free(v);
-	return ferror(out) ? -EIO : 0;
+	return ds_stream_err(out);
 }
 
 int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
@@ -269,7 +269,7 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 out:
 	free(v);
 	smap_free(&funcs);
-	return err ? err : (ferror(out) ? -EIO : 0);
+	return err ? err : ds_stream_err(out);
 }
 
 /* ----------------------------------------------------------- flame graph */
@@ -419,8 +419,7 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 	if (root->value)
 		svg_node(out, root, SVG_PAD, 0, scale, root->value, height);
 	fprintf(out, "</svg>\n");
-	if (ferror(out))
-		err = -EIO;
+	err = ds_stream_err(out);
 out:
 	free(v);
 	if (root)

@@ -3,7 +3,9 @@
 #ifndef DEFERSTACK_INTERNAL_H
 #define DEFERSTACK_INTERNAL_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,15 @@ static inline uint64_t ds_hash_str(const char *s)
 		h *= 1099511628211ULL;
 	}
 	return h;
+}
+
+/* Flush a stream: 0, or the errno of the failed write (-EIO if unknown). */
+static inline int ds_stream_err(FILE *f)
+{
+	errno = 0;
+	if (fflush(f) != 0)
+		return errno ? -errno : -EIO;
+	return ferror(f) ? -EIO : 0;
 }
 
 /* Grow *buf (element size esz) to hold at least need elements. */

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "deferstack/deferstack.h"
 #include "internal.h"
@@ -122,19 +124,71 @@ out:
 	free(b);
 }
 
+/* id -> attr index, so that a record's attr is found in O(1) instead of
+ * scanning every id of every attr per record. */
+static int build_id_table(struct ds_reader *r)
+{
+	size_t total = 0, cap = 16;
+
+	for (size_t i = 0; i < r->nr_attrs; i++)
+		total += r->attrs[i].nr_ids;
+	if (!total)
+		return 0;
+	while (cap < total * 2)
+		cap *= 2;
+	r->id_keys = calloc(cap, sizeof(*r->id_keys));
+	r->id_attr = calloc(cap, sizeof(*r->id_attr));
+	if (!r->id_keys || !r->id_attr)
+		return -ENOMEM;
+	r->id_cap = cap;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
+			uint64_t id = r->attrs[i].ids[k];
+			size_t h = ds_hash64(id) & (cap - 1);
+
+			while (r->id_attr[h] && r->id_keys[h] != id)
+				h = (h + 1) & (cap - 1);
+			if (!r->id_attr[h]) {	/* the first attr wins */
+				r->id_keys[h] = id;
+				r->id_attr[h] = (uint32_t)i + 1;
+			}
+		}
+	}
+	return 0;
+}
+
 int ds_reader_open(struct ds_reader *r, const char *path)
 {
 	struct file_header fh;
 	struct stat stbuf;
 	int err;
 
+	int fd;
+
 	memset(r, 0, sizeof(*r));
-	r->f = fopen(path, "rb");
-	if (!r->f)
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
 		return rerr(r, -errno, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fileno(r->f), &stbuf) != 0) {
+	if (fstat(fd, &stbuf) != 0) {
 		err = -errno;
-		goto fail_msg;
+		close(fd);
+		return rerr(r, err, "%s: %s", path, strerror(-err));
+	}
+	if (!S_ISREG(stbuf.st_mode)) {
+		const char *what = S_ISDIR(stbuf.st_mode) ? "a directory" :
+				   S_ISFIFO(stbuf.st_mode) ? "a FIFO (pipe-mode input is not supported)" :
+				   S_ISSOCK(stbuf.st_mode) ? "a socket" : "a device";
+
+		close(fd);
+		return rerr(r, S_ISDIR(stbuf.st_mode) ? -EISDIR : -EINVAL,
+			    "%s: is %s, not a perf.data file", path, what);
+	}
+	r->f = fdopen(fd, "rb");
+	if (!r->f) {
+		err = -errno;
+		close(fd);
+		return rerr(r, err, "%s: %s", path, strerror(-err));
 	}
 	r->file_size = (uint64_t)stbuf.st_size;
 	if (r->file_size < 8) {
@@ -180,6 +234,14 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 			   (unsigned long long)fh.attrs.size);
 		goto fail;
 	}
+	if (fh.data.size == 0 && !fh.features[0] && !fh.features[1] && !fh.features[2] &&
+	    !fh.features[3] && fh.data.offset >= sizeof(fh) &&
+	    fh.data.offset < r->file_size) {
+		/* never finished (the recorder was killed): the records run to
+		 * the end of the file, the last one may be cut */
+		r->unfinished = true;
+		fh.data.size = r->file_size - fh.data.offset;
+	}
 	if (!in_file(r, &fh.data)) {
 		err = rerr(r, -EINVAL,
 			   "%s: data section (offset %llu size %llu) past end of file "
@@ -223,6 +285,9 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 			}
 		}
 	}
+	err = build_id_table(r);
+	if (err)
+		goto fail_msg;
 	r->sample_id_all = r->attrs[0].attr.sample_id_all;
 	r->use_identifier = r->nr_attrs > 1;
 	for (size_t i = 0; i < r->nr_attrs; i++) {
@@ -286,6 +351,8 @@ void ds_reader_close(struct ds_reader *r)
 		free(r->attrs[i].name);
 	}
 	free(r->attrs);
+	free(r->id_keys);
+	free(r->id_attr);
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
@@ -297,12 +364,16 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 
 	if (left == 0)
 		return 0;
+	if (r->unfinished && left < sizeof(h))
+		goto cut;
 	if (left < sizeof(h))
 		return rerr(r, -EINVAL, "truncated record header at data offset %llu",
 			    (unsigned long long)r->pos);
 	if (fread(&h, 1, sizeof(h), r->f) != sizeof(h))
 		return rerr(r, -EIO, "read error at data offset %llu",
 			    (unsigned long long)r->pos);
+	if (r->unfinished && (h.size < sizeof(h) || h.size > left))
+		goto cut;
 	if (h.size < sizeof(h))
 		return rerr(r, -EINVAL, "record of size %u (type %u) at data offset %llu",
 			    h.size, h.type, (unsigned long long)r->pos);
@@ -318,6 +389,11 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 	r->pos += h.size;
 	*rec = (const void *)r->buf;
 	return 1;
+cut:
+	/* unfinished file: a cut (or never written) last record ends the data */
+	r->trailing = left;
+	r->pos = r->data_size;
+	return 0;
 }
 
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
@@ -333,10 +409,13 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		id = ds_rd64((const uint8_t *)rec + rec->size - 8);
 	else
 		return &r->attrs[0];
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
-			if (r->attrs[i].ids[k] == id)
-				return &r->attrs[i];
+	if (r->id_cap) {
+		size_t h = ds_hash64(id) & (r->id_cap - 1);
+
+		while (r->id_attr[h]) {
+			if (r->id_keys[h] == id)
+				return &r->attrs[r->id_attr[h] - 1];
+			h = (h + 1) & (r->id_cap - 1);
 		}
 	}
 	return &r->attrs[0];
@@ -352,10 +431,20 @@ int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *r
 
 /* ---------------------------------------------------------------- writer */
 
+/* The first error sticks, with the errno of the failed write (ENOSPC,
+ * EFBIG, EDQUOT ...), not a generic EIO. */
 static void wr(struct ds_writer *w, const void *p, size_t n)
 {
+	errno = 0;
 	if (!w->err && n && fwrite(p, 1, n, w->f) != n)
-		w->err = -EIO;
+		w->err = errno ? -errno : -EIO;
+}
+
+static void flush(struct ds_writer *w)
+{
+	errno = 0;
+	if (!w->err && fflush(w->f) != 0)
+		w->err = errno ? -errno : -EIO;
 }
 
 static uint64_t wpos(struct ds_writer *w)
@@ -370,14 +459,32 @@ static uint64_t wpos(struct ds_writer *w)
 int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
 		   size_t nr_attrs)
 {
-	struct file_header fh;
+	int fd;
 
 	memset(w, 0, sizeof(*w));
 	if (!nr_attrs || nr_attrs > MAX_ATTRS)
 		return -EINVAL;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+	if (fd < 0)
+		return -errno;
+	return ds_writer_open_fd(w, fd, attrs, nr_attrs);
+}
+
+int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs)
+{
+	struct file_header fh;
+
+	memset(w, 0, sizeof(*w));
+	if (!nr_attrs || nr_attrs > MAX_ATTRS) {
+		close(fd);
+		return -EINVAL;
+	}
 	w->attrs = calloc(nr_attrs, sizeof(*w->attrs));
-	if (!w->attrs)
+	if (!w->attrs) {
+		close(fd);
 		return -ENOMEM;
+	}
 	w->nr_attrs = nr_attrs;
 	for (size_t i = 0; i < nr_attrs; i++) {
 		w->attrs[i].attr = attrs[i].attr;
@@ -392,14 +499,29 @@ int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *
 		if (attrs[i].name && !(w->attrs[i].name = strdup(attrs[i].name)))
 			goto nomem;
 	}
-	w->f = fopen(path, "wb");
+	w->f = fdopen(fd, "wb");
 	if (!w->f) {
 		int err = -errno;
 
+		close(fd);
 		ds_writer_close(w, NULL);
 		return err;
 	}
+	/*
+	 * A valid header right away, as perf does: magic, attrs and ids, data
+	 * size 0 and no features mean "not finished", and readers take the
+	 * records up to the end of the file.  ds_writer_close() rewrites it.
+	 * A recorder that is killed leaves a readable file.
+	 */
 	memset(&fh, 0, sizeof(fh));
+	fh.magic = PERF_MAGIC2;
+	fh.size = sizeof(fh);
+	fh.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
+	fh.attrs.offset = sizeof(fh);
+	fh.attrs.size = nr_attrs * fh.attr_size;
+	fh.data.offset = sizeof(fh) + fh.attrs.size;
+	for (size_t i = 0; i < nr_attrs; i++)
+		fh.data.offset += w->attrs[i].nr_ids * 8;
 	wr(w, &fh, sizeof(fh));
 	/* attr array after the header, ids arrays after it, then data */
 	{
@@ -417,8 +539,18 @@ int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *
 			wr(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8);
 		w->data_off = ids_off;
 	}
-	return w->err;
+	flush(w);
+	if (w->err) {
+		int err = w->err;
+
+		fclose(w->f);
+		w->f = NULL;
+		ds_writer_close(w, NULL);
+		return err;
+	}
+	return 0;
 nomem:
+	close(fd);
 	ds_writer_close(w, NULL);
 	return -ENOMEM;
 }
@@ -436,7 +568,11 @@ int ds_writer_round(struct ds_writer *w)
 {
 	struct perf_event_header h = { DS_RECORD_FINISHED_ROUND, 0, sizeof(h) };
 
-	return ds_writer_write(w, &h);
+	/* whole rounds reach the file: what a killed recorder leaves ends
+	 * at a round, or in the middle of the last one */
+	ds_writer_write(w, &h);
+	flush(w);
+	return w->err;
 }
 
 /* struct perf_header_string: u32 len (incl. NUL, padded to 64) + bytes */
@@ -536,8 +672,11 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			w->err = -errno;
 		wr(w, &fh, sizeof(fh));
 	}
-	if (w->f && fclose(w->f) != 0 && !w->err)
-		w->err = -EIO;
+	if (w->f) {
+		errno = 0;
+		if (fclose(w->f) != 0 && !w->err)
+			w->err = errno ? -errno : -EIO;
+	}
 	err = w->err;
 	for (size_t i = 0; w->attrs && i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
@@ -184,16 +185,59 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s);
 }
 
+/* Open a file to read symbols from: never blocks (a FIFO), only regular
+ * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
+static int open_regular(const char *path, bool *is_chr)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (is_chr)
+		*is_chr = false;
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		if (is_chr)
+			*is_chr = S_ISCHR(st.st_mode);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	return fd;
+}
+
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 {
-	FILE *f = fopen(path, "r");
+	FILE *f;
 	char line[512];
 	size_t cap = 0, slen = 0, scap = 0;
-	bool nonzero = false;
-	int err = 0;
+	bool nonzero = false, is_chr;
+	int err = 0, fd;
 
-	if (!f)
-		return -errno;
+	fd = open_regular(path, &is_chr);
+	if (fd < 0 && is_chr) {
+		/* /dev/null and friends: no kernel symbols, nothing read */
+		free(s->ksyms);
+		free(s->kstrs);
+		s->ksyms = NULL;
+		s->kstrs = NULL;
+		s->nr_ksyms = 0;
+		s->ktext = 0;
+		return 0;
+	}
+	if (fd < 0)
+		return fd;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	free(s->ksyms);
 	free(s->kstrs);
 	s->ksyms = NULL;
@@ -234,7 +278,8 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	for (size_t i = 0; i < s->nr_ksyms; i++)
 		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+	if (s->nr_ksyms)
+		qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
 	return 0;
 }
 
@@ -253,7 +298,9 @@ static void dso_load(struct dso *d)
 	bool have_symtab = false;
 
 	d->loaded = true;
-	fd = open(d->path, O_RDONLY | O_CLOEXEC);
+	/* a crafted MMAP record may name a FIFO or a device: never block,
+	 * read regular files only */
+	fd = open_regular(d->path, NULL);
 	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -321,7 +368,8 @@ static void dso_load(struct dso *d)
 	}
 	for (size_t i = 0; i < d->nr_syms; i++)
 		d->syms[i].name = d->strs + (uintptr_t)d->syms[i].name;
-	qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
+	if (d->nr_syms)		/* stripped: no symbols, syms is NULL */
+		qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
 	d->ok = true;
 out:
 	if (!d->ok)

@@ -41,6 +41,33 @@ else
 	check "man page present" grep -q '^\.TH DEFERSTACK 1' man/deferstack.1
 fi
 
+# --- bad option values and conflicting outputs: a message, exit 2
+expect_usage() { # pattern args...
+	local pat=$1 rc; shift
+	timeout 30 "$DSAN" "$@" > /dev/null 2> "$T/usage.err"
+	rc=$?
+	if [ $rc -eq 2 ] && grep -q -- "$pat" "$T/usage.err"; then
+		ok "rejected: $* ($(head -1 "$T/usage.err"))"
+	else
+		echo "rc=$rc"; cat "$T/usage.err"; bad "rejected: $*"
+	fi
+}
+for v in abc -1 0 ' 5' 99999999999999999999999; do
+	expect_usage "bad --top '$v'" report --top "$v" -i "$T/none"
+done
+for v in nan inf -1 0 1e300 abc ''; do
+	expect_usage "bad -d '$v'" record -d "$v" -o "$T/none" -- /bin/true
+done
+for v in abc -5 ' 5' 0 99999999999; do
+	expect_usage "bad -F '$v'" record -F "$v" -o "$T/none" -- /bin/true
+done
+expect_usage "bad -p '4294967297'" record -p 4294967297 -o "$T/none"
+expect_usage "bad -p '-3'" record -p -3 -o "$T/none"
+expect_usage "bad -m '3' (a power of two)" record -m 3 -o "$T/none" -- /bin/true
+expect_usage "--folded and --svg are mutually exclusive" report --folded --svg "$T/x.svg" -i "$T/none"
+expect_usage "--text and --folded are mutually exclusive" report --text --folded -i "$T/none"
+expect_usage "--svg and --text are mutually exclusive" report --svg "$T/x.svg" --text -i "$T/none"
+
 # --- hand-built raw deferred stream through the CLI
 "$OUT/tests/mkdata" "$T/m.data" || bad "mkdata"
 "$DSAN" script -i "$T/m.data" -k /dev/null > "$T/script.txt" 2> "$T/script.err"
@@ -73,7 +100,7 @@ put_u16() {
 }
 expect_error() { # name file pattern
 	local name=$1 f=$2 pat=$3 rc
-	"$DSAN" report -i "$f" -k /dev/null > /dev/null 2> "$T/err.txt"
+	timeout 30 "$DSAN" report -i "$f" -k /dev/null > /dev/null 2> "$T/err.txt"
 	rc=$?
 	if [ $rc -eq 1 ] && grep -q "$pat" "$T/err.txt" &&
 	   ! grep -q 'Sanitizer\|runtime error' "$T/err.txt"; then
@@ -104,6 +131,74 @@ expect_error "deferred nr larger than record" "$T/dnr" "malformed CALLCHAIN_DEFE
 head -c $((DOFF + DSIZE / 2 + 3)) "$T/m.data" > "$T/trunc_data"
 expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
+mkfifo "$T/fifo"
+expect_error "directory as input" "$T" "is a directory, not a perf.data file"
+expect_error "FIFO as input" "$T/fifo" "is a FIFO (pipe-mode input is not supported), not a perf.data file"
+expect_error "device as input" /dev/zero "is a device, not a perf.data file"
+# an MMAP record naming a FIFO must not hang report; a FIFO as -k neither
+"$OUT/tests/mkdata" "$T/mfifo.data" "$T/fifo" || bad "mkdata with a mapped FIFO"
+timeout 30 "$DSAN" report -i "$T/mfifo.data" -k /dev/null --folded > "$T/mfifo.folded" 2>/dev/null
+rc=$?
+check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo\]' '$T/mfifo.folded'"
+timeout 30 "$DSAN" report -i "$T/m.data" -k "$T/fifo" --folded > /dev/null 2> "$T/kfifo.err"
+rc=$?
+check "report -k FIFO: does not hang, warns (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q 'cannot read kallsyms .*: not a regular file' '$T/kfifo.err'"
+
+# a recording whose recorder was killed: header with data size 0 and no
+# features, the last record cut; read to the end of the file, with warnings
+cp "$T/m.data" "$T/unfin"; put_u64 "$T/unfin" 48 0
+for o in 72 80 88 96; do put_u64 "$T/unfin" $o 0; done
+head -c $((DOFF + DSIZE - 12)) "$T/unfin" > "$T/unfin.cut"
+"$DSAN" script -i "$T/unfin.cut" -k /dev/null > "$T/unfin.txt" 2> "$T/unfin.err"
+rc=$?
+check "unfinished file: script exit 0, all 6 samples" \
+	bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'cookie=' '$T/unfin.txt') -eq 6 ]"
+check "unfinished file: warns it was not finished" grep -q 'recording was not finished' "$T/unfin.err"
+check "unfinished file: warns about the cut last record" grep -q 'last record is cut off (60 bytes' "$T/unfin.err"
+check "unfinished file: report --folded reads its samples" \
+	bash -c "'$DSAN' report -i '$T/unfin.cut' -k /dev/null --folded 2>/dev/null | grep -q '^beta;'"
+
+# convert onto its own input: refused (by st_dev/st_ino, not by name)
+mkdir -p "$T/cv"; cp "$T/m.data" "$T/cv/a.data"; ln -s a.data "$T/cv/sym.data"; ln "$T/cv/a.data" "$T/cv/hard.data"
+for o in a.data sym.data hard.data ./../cv/a.data; do
+	"$DSAN" convert -i "$T/cv/a.data" -o "$T/cv/$o" > /dev/null 2> "$T/cv.err"
+	rc=$?
+	check "convert -o $o (the input): exit 1, clear message, input intact" \
+		bash -c "[ $rc -eq 1 ] && grep -q 'are the same file' '$T/cv.err' && cmp -s '$T/m.data' '$T/cv/a.data'"
+done
+# a failed convert leaves an existing output alone and no temp file behind
+echo KEEP > "$T/cv/out.data"
+"$DSAN" convert -i "$T/size0" -o "$T/cv/out.data" > /dev/null 2>&1
+check "failed convert: existing output untouched" grep -qx KEEP "$T/cv/out.data"
+"$DSAN" convert -i "$T/cv/a.data" -o "$T/cv/new.data" 2>/dev/null
+check "convert: output renamed into place, no temp files left" \
+	bash -c "[ -s '$T/cv/new.data' ] && [ \$(ls -A '$T/cv' | grep -c '^\\.') -eq 0 ]"
+
+# --- write errors: the real errno with the output's name, exit 1
+expect_werr() { # name pattern command...
+	local name=$1 pat=$2 rc; shift 2
+	"$@" > /dev/null 2> "$T/werr.txt"
+	rc=$?
+	if [ $rc -eq 1 ] && grep -q "$pat" "$T/werr.txt" && ! grep -q 'processing failed\|Sanitizer\|runtime error' "$T/werr.txt"; then
+		ok "write error: $name ($(grep -m1 "$pat" "$T/werr.txt"))"
+	else
+		echo "rc=$rc"; cat "$T/werr.txt"; bad "write error: $name"
+	fi
+}
+for a in "report --folded" "report --text" "script" "script -a"; do
+	expect_werr "$a > /dev/full" 'writing standard output: No space left on device' \
+		bash -c "'$DSAN' $a -i '$T/m.data' -k /dev/null > /dev/full"
+done
+expect_werr "report --svg /dev/full" 'writing /dev/full: No space left on device' \
+	"$DSAN" report -i "$T/m.data" -k /dev/null --svg /dev/full
+expect_werr "convert -o /dev/full" 'writing /dev/full: No space left on device' \
+	"$DSAN" convert -i "$T/m.data" -o /dev/full
+mkdir -p "$T/fsz"
+expect_werr "convert over the file size limit" "writing $T/fsz/big.data: File too large" \
+	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' convert -i '$T/m.data' -o '$T/fsz/big.data'"
+expect_werr "report --svg over the file size limit" "writing $T/fsz/big.svg: File too large" \
+	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' report -i '$T/m.data' -k /dev/null --svg '$T/fsz/big.svg'"
+check "failed writes leave no output and no temp file" test -z "$(ls -A "$T/fsz")"
 
 # --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
@@ -124,6 +219,18 @@ else
 	else
 		skp "fallback notice (kernel supports deferred callchains)"
 	fi
+	# an EINVAL from the user's own options is not "no deferred callchains"
+	maxr=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 100000)
+	if [ "$maxr" -lt 5000000 ]; then
+		for m in defer auto; do
+			"$DS" record --mode $m -F $((maxr * 2)) -o "$T/f.data" -- /bin/true 2> "$T/f.err"
+			rc=$?
+			check "record --mode $m -F above the kernel's limit: says so" \
+				bash -c "[ $rc -eq 1 ] && grep -q \"F $((maxr * 2)) is above the kernel's limit\" '$T/f.err' && ! grep -q 'deferred\|falling back' '$T/f.err'"
+		done
+	else
+		skp "-F above the kernel's limit (perf_event_max_sample_rate=$maxr)"
+	fi
 	check "record summary printed" grep -q 'summary: [1-9][0-9]* samples' "$T/rec.err"
 	check "kallsyms saved next to the data" test -s "$T/e2e.data.kallsyms"
 	"$DSAN" report -i "$T/e2e.data" --folded > "$T/e2e.folded" 2>/dev/null
@@ -138,6 +245,33 @@ else
 	check "report --svg writes a flame graph" bash -c "grep -q '</svg>' '$T/e2e.svg' && grep -q 'burn_leaf' '$T/e2e.svg'"
 	"$DSAN" script -i "$T/e2e.data" > "$T/e2e.script" 2>/dev/null
 	check "script shows frames" grep -q 'burn_leaf' "$T/e2e.script"
+	# a stripped binary (no symbol table, no defined dynamic symbols)
+	if command -v strip >/dev/null; then
+		strip -o "$T/burn-stripped" "$BURN"
+		"$DS" record -o "$T/strip.data" -- "$T/burn-stripped" 0.3 2>/dev/null
+		"$DSAN" report -i "$T/strip.data" --folded > "$T/strip.folded" 2> "$T/strip.err"
+		rc=$?
+		check "report on a stripped binary: [burn-stripped] frames, no UBSan report" \
+			bash -c "[ $rc -eq 0 ] && grep -q '\[burn-stripped\]' '$T/strip.folded' && ! grep -q 'runtime error' '$T/strip.err'"
+	else
+		skp "stripped binary (strip not installed)"
+	fi
+	# a recorder killed with SIGKILL leaves a file that report reads
+	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!
+	sleep 1.2
+	kill -KILL $rp; wait $rp 2>/dev/null
+	sleep 1
+	"$DSAN" report -i "$T/killed.data" --folded > "$T/killed.folded" 2> "$T/killed.err"
+	rc=$?
+	check "SIGKILLed recorder: report reads the samples" \
+		bash -c "[ $rc -eq 0 ] && grep -q 'burn_leaf' '$T/killed.folded' && grep -q 'not finished' '$T/killed.err'"
+	expect_werr "script (many samples) > /dev/full" 'writing standard output: No space left on device' \
+		bash -c "'$DSAN' script -i '$T/e2e.data' > /dev/full"
+	expect_werr "record -o /dev/full" 'writing /dev/full: No space left on device' \
+		"$DS" record -o /dev/full -- "$BURN" 0.3
+	mkdir -p "$T/rfsz"
+	expect_werr "record over the file size limit" 'writing .*: File too large' \
+		bash -c "ulimit -f 64; trap '' XFSZ; exec '$DS' record -o '$T/rfsz/r.data' -- '$BURN' 0.3"
 	if command -v perf >/dev/null; then
 		pv=$(perf --version | sed 's/[^0-9]*\([0-9]*\).*/\1/')
 		if grep -q 'falling back to classic' "$T/rec.err" || [ "${pv:-0}" -ge 7 ]; then
@@ -163,6 +297,26 @@ else
 	"$DS" record -a -d 1 -o "$T/all.data" 2> "$T/all.err"
 	check "record -a" bash -c "'$DS' report -i '$T/all.data' --folded 2>/dev/null | grep -q 'burn;.*burn_leaf'"
 	kill $bp 2>/dev/null; wait $bp 2>/dev/null
+	# an existing recording and its side file become .old (like perf), even
+	# when the command cannot be run; a stale .old.kallsyms is removed
+	echo OLDDATA > "$T/o.data"; echo OLDKS > "$T/o.data.kallsyms"
+	"$DS" record -o "$T/o.data" -- /nonexistent/cmd 2>/dev/null
+	check "record: existing output kept as .old" grep -qx OLDDATA "$T/o.data.old"
+	check "record: existing kallsyms kept as .old.kallsyms" grep -qx OLDKS "$T/o.data.old.kallsyms"
+	check "record: new output is a new recording" bash -c "! grep -q OLDDATA '$T/o.data'"
+	echo OLD2 > "$T/o.data"; rm -f "$T/o.data.kallsyms"; echo STALE > "$T/o.data.old.kallsyms"
+	"$DS" record -o "$T/o.data" -- /bin/true 2>/dev/null
+	check "record: second rotation replaces .old" grep -qx OLD2 "$T/o.data.old"
+	check "record: stale .old.kallsyms removed" test ! -e "$T/o.data.old.kallsyms"
+	# the command's exit status is passed on; "cannot run" only when exec failed
+	rstatus() { "$DS" record -o "$T/st.data" -- "$@" 2> "$T/st.err"; echo $?; }
+	check "record -- cmd exiting 3: exit 3" test "$(rstatus sh -c 'exit 3')" -eq 3
+	check "record -- cmd exiting 127: exit 127, not 'cannot run'" \
+		bash -c "[ \$('$DS' record -o '$T/st.data' -- sh -c 'exit 127' 2> '$T/st.err'; echo \$?) -eq 127 ] && ! grep -q 'run' '$T/st.err'"
+	check "record -- cmd killed by SIGUSR1: exit 128+10" test "$(rstatus sh -c 'kill -USR1 $$')" -eq 138
+	check "record -- missing command: exit 127 with the exec error" \
+		bash -c "[ \$('$DS' record -o '$T/st.data' -- /nonexistent/cmd 2> '$T/st.err'; echo \$?) -eq 127 ] && grep -q \"cannot run '/nonexistent/cmd': No such file or directory\" '$T/st.err'"
+	check "record -- non-executable file: exit 126" test "$(rstatus "$T/m.data")" -eq 126
 	check "record without target fails" bash -c "! '$DS' record -o '$T/x.data' 2>/dev/null"
 	check "record of a missing command fails" bash -c "! '$DS' record -o '$T/x.data' -- /nonexistent/cmd 2>/dev/null"
 fi

@@ -6,6 +6,8 @@
 #include "deferstack/deferstack.h"
 #include "internal.h"
 
+#include <limits.h>
+
 #define PROG "deferstack"
 
 /* print "deferstack: <msg>" on stderr */
@@ -23,15 +25,46 @@ struct pipeline {
 	struct ds_stitcher st;
 	struct ds_symbols *sym;	/* may be NULL */
 	uint64_t nr_out_of_order;
+	int cb_err;		/* the callback failed (it reported the error) */
 };
 
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 bool want_symbols, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
+/* The command name of a sample's task ("[unknown]" if none seen). */
+const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */
 const char *default_kallsyms(const char *data, char *buf, size_t len);
+
+/* tools/util.c ------------------------------------------------------ */
+
+/* perf's rule: a non-empty regular OUT becomes OUT.old (its OUT.kallsyms
+ * becomes OUT.old.kallsyms).  0 or -errno (with a message). */
+int rotate_old(const char *out);
+/* 1 if a and b exist and are the same file (st_dev, st_ino). */
+int same_file(const char *a, const char *b);
+
+/* An output written to a temp file in its directory, renamed into place by
+ * outfile_commit(); devices, FIFOs and symlinks are written directly. */
+struct outfile {
+	const char *path;
+	bool direct;
+	char tmp[PATH_MAX];
+};
+/* fd to write (O_CLOEXEC) or -errno, with a message. */
+int outfile_create(struct outfile *of, const char *path);
+int outfile_commit(struct outfile *of);
+void outfile_abort(struct outfile *of);
+
+/* ds_stream_err(stdout), with "writing standard output: ..." */
+int finish_stdout(void);
+
+/* Strict option values (digits only, range-checked), message on error. */
+int parse_ulong(const char *opt, const char *s, unsigned long min, unsigned long max,
+		unsigned long *out);
+int parse_seconds(const char *opt, const char *s, double max, double *out);
 
 #endif

@@ -1,21 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* deferstack: record / report / script / convert. */
-#include <stdarg.h>
+/* deferstack: dispatch to record / report / script / convert. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-
-void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
 
 static void usage(FILE *f)
 {

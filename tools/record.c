@@ -55,10 +55,16 @@ struct rec {
 	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
 	size_t nr_ids[2], cap_ids[2];
 	struct ds_writer w;
+	const char *path;	/* what w writes */
+	int werr;		/* first write error, reported */
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
 	bool defer;
 	pid_t child;
-	int go_pipe[2];
+	int go_pipe[2];		/* parent -> child: go and exec */
+	int exec_pipe[2];	/* child -> parent: errno of a failed exec */
+	int exec_errno;		/* the command could not be run */
+	bool reaped;		/* status below is the command's */
+	int status;
 };
 
 static volatile sig_atomic_t stop_req;
@@ -107,16 +113,83 @@ static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
 	}
 }
 
-/* 1 supported, 0 not (EINVAL/E2BIG), <0 other error (errno). */
-static int probe_defer(const struct ropts *o)
+static long read_proc_long(const char *path, long def)
+{
+	FILE *f = fopen(path, "r");
+	long v = def;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = def;
+		fclose(f);
+	}
+	return v;
+}
+
+static void open_error(int err, const struct ropts *o, pid_t pid, int cpu)
+{
+	if (err == -EACCES || err == -EPERM) {
+		die_msg("perf_event_open (pid %d, cpu %d): %s (perf_event_paranoid=%ld: run "
+			"as root or lower it)", (int)pid, cpu, strerror(-err),
+			read_proc_long("/proc/sys/kernel/perf_event_paranoid", -99));
+	} else if (err == -ESRCH) {
+		die_msg("perf_event_open: no such process %d", (int)pid);
+	} else if (err == -EINVAL && o &&
+		   (long)o->freq > read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate",
+						   LONG_MAX)) {
+		die_msg("perf_event_open: %s: -F %lu is above the kernel's limit "
+			"(kernel.perf_event_max_sample_rate = %ld)", strerror(-err), o->freq,
+			read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate", 0));
+	} else {
+		die_msg("perf_event_open (pid %d, cpu %d): %s", (int)pid, cpu, strerror(-err));
+	}
+}
+
+/* The user's own events, without defer bits, on this task: an error here
+ * is about the user's options (-F ...), never about deferred callchains. */
+static int check_attrs(const struct ropts *o)
 {
 	struct perf_event_attr s, t;
+	struct perf_event_attr *v[2] = { &s, &t };
+
+	make_attrs(&s, &t, o, false, true, false);
+	for (int i = 0; i < 2; i++) {
+		int fd = perf_open(v[i], 0, -1, -1);
+
+		if (fd < 0) {
+			int err = -errno;
+
+			open_error(err, o, 0, -1);
+			return err;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/*
+ * Does the kernel know defer_callchain?  A minimal sampling event is opened
+ * without and with the bit: only an EINVAL/E2BIG caused by the bit itself
+ * means "no".  1 supported, 0 not, <0 the minimal event failed (errno).
+ */
+static int probe_defer(void)
+{
+	struct perf_event_attr a;
 	int fd;
 
-	make_attrs(&s, &t, o, true, false, false);
-	s.watermark = 0;
-	s.wakeup_watermark = 0;
-	fd = perf_open(&s, 0, -1, -1);
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN;
+	a.disabled = 1;
+	fd = perf_open(&a, 0, -1, -1);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	fd = perf_open(&a, 0, -1, -1);
 	if (fd >= 0) {
 		close(fd);
 		return 1;
@@ -188,26 +261,6 @@ static int add_fd(struct rec *r, int fd, int which)
 	return 0;
 }
 
-static void open_error(int err, pid_t pid, int cpu)
-{
-	if (err == -EACCES || err == -EPERM) {
-		FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
-		int lvl = -99;
-
-		if (f) {
-			if (fscanf(f, "%d", &lvl) != 1)
-				lvl = -99;
-			fclose(f);
-		}
-		die_msg("perf_event_open (pid %d, cpu %d): %s (perf_event_paranoid=%d: run "
-			"as root or lower it)", (int)pid, cpu, strerror(-err), lvl);
-	} else if (err == -ESRCH) {
-		die_msg("perf_event_open: no such process %d", (int)pid);
-	} else {
-		die_msg("perf_event_open (pid %d, cpu %d): %s", (int)pid, cpu, strerror(-err));
-	}
-}
-
 /* Open sampling+tracking for (pid, cpu); the first pair of a CPU owns the
  * ring buffer, later ones are redirected into it. */
 static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool on_exec)
@@ -219,7 +272,7 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	fs = perf_open(&s, pid, b->cpu, -1);
 	if (fs < 0) {
 		err = -errno;
-		open_error(err, pid, b->cpu);
+		open_error(err, &r->o, pid, b->cpu);
 		return err;
 	}
 	err = add_fd(r, fs, 0);
@@ -228,7 +281,7 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	ft = perf_open(&t, pid, b->cpu, -1);
 	if (ft < 0) {
 		err = -errno;
-		open_error(err, pid, b->cpu);
+		open_error(err, &r->o, pid, b->cpu);
 		return err;
 	}
 	err = add_fd(r, ft, 1);
@@ -263,6 +316,16 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	return 0;
 }
 
+/* Report the first write error of the output with its name and errno. */
+static int write_err(struct rec *r, int err)
+{
+	if (err && !r->werr) {
+		r->werr = err;
+		die_msg("writing %s: %s", r->path, strerror(-err));
+	}
+	return err;
+}
+
 static int write_rec(struct rec *r, const struct perf_event_header *h)
 {
 	switch (h->type) {
@@ -279,7 +342,7 @@ static int write_rec(struct rec *r, const struct perf_event_header *h)
 	}
 	r->nr_records++;
 	r->bytes += h->size;
-	return ds_writer_write(&r->w, h);
+	return write_err(r, ds_writer_write(&r->w, h));
 }
 
 /* Drain every ring once; a FINISHED_ROUND after a pass that read data. */
@@ -309,7 +372,7 @@ static int read_all(struct rec *r)
 			return err;
 	}
 	if (r->nr_records != before)
-		err = ds_writer_round(&r->w);
+		err = write_err(r, ds_writer_round(&r->w));
 	return err;
 }
 
@@ -451,43 +514,65 @@ static int synth_all(struct rec *r)
 	return err;
 }
 
-/* Copy /proc/kallsyms next to the output; returns _text or 0. */
-static uint64_t save_kallsyms(const char *out)
+/* Copy /proc/kallsyms next to the output (when it is a regular file), _text
+ * into *text (0 if unknown).  0, or -errno of a failed write (reported). */
+static int save_kallsyms(const char *out, uint64_t *text)
 {
 	char path[4096], line[512];
 	FILE *in, *o;
-	uint64_t text = 0;
 	bool nonzero = false;
+	struct stat st;
+	int err = 0;
 
-	snprintf(path, sizeof(path), "%s.kallsyms", out);
+	*text = 0;
+	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;	/* no /dev/null.kallsyms */
+	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
+		return 0;
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
 	o = fopen(path, "w");
 	if (!o) {
+		err = -errno;
 		fclose(in);
-		return 0;
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		return err;
 	}
 	while (fgets(line, sizeof(line), in)) {
 		unsigned long long a;
 		char t, name[256];
 
-		fputs(line, o);
+		errno = 0;
+		if (fputs(line, o) == EOF) {
+			err = errno ? -errno : -EIO;
+			break;
+		}
 		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
 			nonzero |= a != 0;
 			if (!strcmp(name, "_text"))
-				text = a;
+				*text = a;
 		}
 	}
 	fclose(in);
-	if (fclose(o) || !nonzero) {
+	if (!err)
+		err = ds_stream_err(o);
+	errno = 0;
+	if (fclose(o) != 0 && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		die_msg("writing %s: %s", path, strerror(-err));
 		unlink(path);
-		if (!nonzero)
-			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
-				"kernel frames will not be symbolized");
-		return 0;
+		*text = 0;
+		return err;
 	}
-	return text;
+	if (!nonzero) {
+		unlink(path);
+		die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+			"kernel frames will not be symbolized");
+		*text = 0;
+	}
+	return 0;
 }
 
 static void usage_record(FILE *f)
@@ -498,6 +583,7 @@ static void usage_record(FILE *f)
 		"                         [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample cpu-clock with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
+		"                 an existing FILE is kept as FILE.old (like perf)\n"
 		"  -F FREQ        samples per second per CPU (default 999)\n"
 		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
 		"                 classic: user stacks copied at the sample;\n"
@@ -509,7 +595,8 @@ static void usage_record(FILE *f)
 		"  -d SECS        stop after SECS seconds (default: command exit or Ctrl-C)\n"
 		"  -m PAGES       ring buffer pages per CPU, power of two (default 128)\n"
 		"A summary (samples, deferred records, stitched, unmatched, lost) is printed\n"
-		"at the end.\n");
+		"at the end. With a COMMAND, exits with its status (128+N for signal N;\n"
+		"127/126 when it cannot be run).\n");
 }
 
 static int parse_record_opts(int argc, char **argv, struct ropts *o)
@@ -527,7 +614,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ 0 }
 	};
 	int c, n = 0;
-	char *end;
+	unsigned long v;
 
 	memset(o, 0, sizeof(*o));
 	o->out = "perf.data";
@@ -537,11 +624,10 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'F':
-			o->freq = strtoul(optarg, &end, 0);
-			if (*end || !o->freq || o->freq > 100000) {
-				die_msg("bad -F '%s' (1..100000)", optarg);
+			/* the kernel's limit (perf_event_max_sample_rate) is
+			 * checked by the kernel, and said so */
+			if (parse_ulong("-F", optarg, 1, 10000000, &o->freq))
 				return -1;
-			}
 			break;
 		case 'M':
 			if (!strcmp(optarg, "auto"))
@@ -558,23 +644,20 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		case 'S': o->stitched = true; break;
 		case 'a': o->all = true; break;
 		case 'p':
-			o->pid = (pid_t)strtol(optarg, &end, 10);
-			if (*end || o->pid <= 0) {
-				die_msg("bad -p '%s'", optarg);
+			if (parse_ulong("-p", optarg, 1, INT_MAX, &v))
 				return -1;
-			}
+			o->pid = (pid_t)v;
 			break;
 		case 'd':
-			o->duration = strtod(optarg, &end);
-			if (*end || o->duration <= 0) {
-				die_msg("bad -d '%s'", optarg);
+			/* nan, inf, negative, absurd: no */
+			if (parse_seconds("-d", optarg, 365 * 86400.0, &o->duration))
 				return -1;
-			}
 			break;
 		case 'm':
-			o->pages = strtoul(optarg, &end, 0);
-			if (*end || !o->pages || (o->pages & (o->pages - 1)) || o->pages > 65536) {
-				die_msg("bad -m '%s' (power of two)", optarg);
+			if (parse_ulong("-m", optarg, 1, 65536, &o->pages))
+				return -1;
+			if (o->pages & (o->pages - 1)) {
+				die_msg("bad -m '%s' (a power of two)", optarg);
 				return -1;
 			}
 			break;
@@ -602,22 +685,58 @@ static double now_s(void)
 
 static int start_child(struct rec *r)
 {
-	if (pipe(r->go_pipe))
+	/* both CLOEXEC: the command inherits neither; a successful exec
+	 * closes exec_pipe, a failed one writes its errno there */
+	if (pipe2(r->go_pipe, O_CLOEXEC))
 		return -errno;
+	if (pipe2(r->exec_pipe, O_CLOEXEC)) {
+		int err = -errno;
+
+		close(r->go_pipe[0]);
+		close(r->go_pipe[1]);
+		return err;
+	}
 	r->child = fork();
 	if (r->child < 0)
 		return -errno;
 	if (r->child == 0) {
 		char c;
+		int e;
 
 		close(r->go_pipe[1]);
+		close(r->exec_pipe[0]);
 		if (read(r->go_pipe[0], &c, 1) != 1)
 			_exit(126);	/* the recorder gave up */
 		execvp(r->o.cmd[0], r->o.cmd);
-		fprintf(stderr, PROG ": cannot run '%s': %s\n", r->o.cmd[0], strerror(errno));
+		e = errno;
+		/* the parent reads it; if that fails, it sees exit 127 */
+		if (write(r->exec_pipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
 		_exit(127);
 	}
 	close(r->go_pipe[0]);
+	close(r->exec_pipe[1]);
+	return 0;
+}
+
+/* Let the command exec; 0 once it runs, else its exec errno in exec_errno. */
+static int release_child(struct rec *r)
+{
+	ssize_t n;
+	int e = 0;
+
+	if (write(r->go_pipe[1], "x", 1) != 1)
+		return -errno;
+	close(r->go_pipe[1]);
+	do
+		n = read(r->exec_pipe[0], &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(r->exec_pipe[0]);
+	if (n == sizeof(e)) {
+		r->exec_errno = e ? e : ENOEXEC;
+		waitpid(r->child, &r->status, 0);
+		r->reaped = true;
+	}
 	return 0;
 }
 
@@ -645,7 +764,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	struct utsname un;
 	pid_t *tids = NULL;
 	size_t nr_tids = 0, cap_tids = 0;
-	int *cpus = NULL, ncpu, err = 0, status = 0;
+	int *cpus = NULL, ncpu, err = 0;
 	double t0, last_progress;
 	bool task = !r->o.all, child_done = false;
 	uint64_t ktext;
@@ -721,13 +840,18 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[1].ids = r->ids[1];
 	attrs[1].nr_ids = r->nr_ids[1];
 	attrs[1].name = "dummy:u";
+	/* like perf: keep an existing recording (and its side file) as .old */
+	err = rotate_old(r->o.out);
+	if (err)
+		goto out;
+	r->path = path;
 	err = ds_writer_open(&r->w, path, attrs, 2);
 	if (err) {
-		die_msg("cannot create %s: %s", path, strerror(-err));
+		die_msg("writing %s: %s", path, strerror(-err));
 		goto out;
 	}
-	ktext = save_kallsyms(r->o.out);
-	if (ktext)
+	err = save_kallsyms(r->o.out, &ktext);
+	if (!err && ktext)
 		err = synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
 	if (!err && r->o.all)
 		err = synth_all(r);
@@ -739,11 +863,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	if (r->o.cmd) {
 		/* events enable themselves at exec (enable_on_exec) */
-		if (write(r->go_pipe[1], "x", 1) != 1) {
-			err = -errno;
+		err = release_child(r);
+		if (err) {
+			die_msg("cannot start '%s': %s", r->o.cmd[0], strerror(-err));
 			goto out_w;
 		}
-		close(r->go_pipe[1]);
+		child_done = r->reaped;
 	} else {
 		for (size_t i = 0; i < r->nr_fds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
@@ -753,15 +878,15 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		pfd[i].fd = r->bufs[i].fd;
 		pfd[i].events = POLLIN;
 	}
-	for (;;) {
+	while (!r->exec_errno) {
 		double tn;
 
 		poll(pfd, (nfds_t)ncpu, 100);
 		err = read_all(r);
 		if (err)
 			break;
-		if (r->o.cmd && waitpid(r->child, &status, WNOHANG) == r->child) {
-			child_done = true;
+		if (r->o.cmd && waitpid(r->child, &r->status, WNOHANG) == r->child) {
+			child_done = r->reaped = true;
 			break;
 		}
 		if (r->o.pid > 0 && kill(r->o.pid, 0) < 0 && errno == ESRCH)
@@ -781,8 +906,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	if (!err)
 		err = read_all(r);
 	if (r->o.cmd && !child_done) {
+		if (err)
+			die_msg("stopping '%s' (pid %d): the recording failed", r->o.cmd[0],
+				(int)r->child);
 		kill(r->child, SIGTERM);
-		waitpid(r->child, &status, 0);
+		waitpid(r->child, &r->status, 0);
+		child_done = r->reaped = true;
 	}
 out_w:
 	if (!uname(&un)) {
@@ -798,14 +927,8 @@ out_w:
 	{
 		int e2 = ds_writer_close(&r->w, &info);
 
-		if (!err && e2) {
-			die_msg("writing %s failed: %s", path, strerror(-e2));
-			err = e2;
-		}
-	}
-	if (!err && r->o.cmd && WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		die_msg("the command could not be run");
-		err = -ENOENT;
+		if (!err && e2)
+			err = write_err(r, e2);
 	}
 out:
 	if (r->o.cmd && r->child > 0 && err && !child_done) {
@@ -832,9 +955,12 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	if (r.o.mode != MODE_CLASSIC) {
-		ret = probe_defer(&r.o);
+		/* the user's options first, then the defer bit on its own */
+		if (check_attrs(&r.o))
+			return 1;
+		ret = probe_defer();
 		if (ret < 0) {
-			open_error(ret, 0, -1);
+			open_error(ret, NULL, 0, -1);
 			return 1;
 		}
 		if (ret == 0 && r.o.mode == MODE_DEFER) {
@@ -860,6 +986,13 @@ int cmd_record(int argc, char **argv)
 			unlink(path);
 		return 1;
 	}
+	if (r.exec_errno) {
+		/* like env(1): 127 not found, 126 found but not runnable */
+		die_msg("cannot run '%s': %s", r.o.cmd[0], strerror(r.exec_errno));
+		if (r.o.stitched)
+			unlink(path);
+		return r.exec_errno == ENOENT ? 127 : 126;
+	}
 	if (r.o.stitched) {
 		ret = convert_file(path, r.o.out, &st);
 		unlink(path);
@@ -877,5 +1010,10 @@ int cmd_record(int argc, char **argv)
 		r.nr_records, r.bytes / 1024.0);
 	fprintf(stderr, PROG ": ");
 	print_summary(stderr, &st);
+	/* the command's status, as perf and shells pass it on */
+	if (r.o.cmd && r.reaped && WIFEXITED(r.status))
+		return WEXITSTATUS(r.status);
+	if (r.o.cmd && r.reaped && WIFSIGNALED(r.status))
+		return 128 + WTERMSIG(r.status);
 	return 0;
 }

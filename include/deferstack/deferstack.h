@@ -157,9 +157,19 @@ struct ds_reader {
 	size_t nr_attrs;
 	bool sample_id_all;
 	bool use_identifier;	/* look attrs up by PERF_SAMPLE_IDENTIFIER */
+	/* id -> attr: open addressing, id_attr[i] = attr index + 1, 0 = free;
+	 * the first attr that lists an id wins */
+	uint64_t *id_keys;
+	uint32_t *id_attr;
+	size_t id_cap;
 	uint64_t feat_bits[4];
 	uint8_t *buf;		/* current record, 8-byte aligned */
 	size_t buf_cap;
+	/* The header says data size 0 and has no features: the writer never
+	 * finished (e.g. the recorder was killed).  The data runs to the end of
+	 * the file; a cut last record ends it, its bytes counted in trailing. */
+	bool unfinished;
+	uint64_t trailing;
 	char err[160];		/* human-readable reason of the last error */
 };
 
@@ -169,7 +179,8 @@ void ds_reader_close(struct ds_reader *r);
 /*
  * Next record of the data section.  Returns 1 with *rec (valid until the
  * next call), 0 at the end of data, or a negative errno (truncated record,
- * size 0/too small, size past the data section).
+ * size 0/too small, size past the data section).  In an unfinished file a
+ * cut last record is the end of data (0, r->trailing set), not an error.
  */
 int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The attr a record belongs to (by IDENTIFIER, else the first attr). */
@@ -197,11 +208,18 @@ struct ds_writer {
 };
 
 /*
- * Create path and reserve the header.  attrs[i].ids are the event ids
- * (PERF_EVENT_IOC_ID), attrs[i].name the event name.  Copies everything.
+ * Create path and write a header that says "not finished" (data size 0, no
+ * features) with the attrs and ids, flushed, so that the file is readable
+ * even if ds_writer_close() never runs; every round is flushed too.
+ * attrs[i].ids are the event ids (PERF_EVENT_IOC_ID), attrs[i].name the
+ * event name.  Copies everything.
  */
 int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
 		   size_t nr_attrs);
+/* The same on an open, seekable fd (O_WRONLY); the writer owns fd from
+ * now on, also on failure (ds_writer_close() closes it). */
+int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs);
 /* Append one record (rec->size bytes) to the data section. */
 int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
@@ -214,21 +232,27 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 /* ------------------------------------------------------------------ */
 
 /*
- * k-way merge: records are queued per CPU (each CPU's buffer is in time
- * order; a rare out-of-order record is insertion-sorted into its queue);
- * the queue head with the smallest time is released when its time is at or
- * below the watermark set by ds_merge_round() (perf's FINISHED_ROUND rule:
- * a round is written after every pass over all buffers, so everything up
- * to the largest time seen before the previous round is final), when more
- * than max_pending records are queued (bounded memory for streams without
- * rounds), or after ds_merge_flush().
+ * k-way merge of per-CPU streams by (time, cpu, arrival): a record not
+ * older than the tail of its CPU's queue is appended (O(1), the normal
+ * case); one that goes back in time goes into a min-heap of late records
+ * (O(log n)), so inputs that keep going back in time, with or without
+ * rounds, stay O(n log n) instead of quadratic.  Equal times come out by
+ * cpu, then in arrival order.  The smallest record is released when its
+ * time is at or below the watermark set by ds_merge_round() (perf's
+ * FINISHED_ROUND rule: a round is written after every pass over all
+ * buffers, so everything up to the largest time seen before the previous
+ * round is final), when more than max_pending records are queued (bounded
+ * memory for streams without rounds), or after ds_merge_flush().
  */
 struct ds_merge_node;
+struct ds_merge_q;
+struct ds_merge_late;
 struct ds_merge {
-	struct ds_merge_node **q_head, **q_tail;	/* per CPU queue */
-	size_t *q_len;		/* records ever queued per CPU */
+	struct ds_merge_q *q;		/* per CPU, in time order */
 	size_t nr_q;
-	size_t nr_nonempty;
+	struct ds_merge_late *late;	/* min-heap of records that went back */
+	size_t nr_late, cap_late;
+	uint64_t seq;		/* arrival counter (stable order) */
 	size_t pending, max_pending;
 	uint64_t max_time_cur, max_time_prev, watermark;
 	bool flushing;
@@ -332,7 +356,11 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
 /* Last COMM seen for tid (or pid), or NULL. */
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
-/* Parse a kallsyms-format text (exposed for tests): 0 or -errno. */
+/* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
+ * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a
+ * character device such as /dev/null means no kernel symbols (0).  Files
+ * named by MMAP records are likewise opened without blocking and read only
+ * when regular. */
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
 /* Kernel text start ("_text") from the loaded kallsyms, 0 if unknown. */
 uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);

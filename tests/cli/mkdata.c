@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Write a small raw deferred-callchain perf.data for the CLI tests:
- * two tasks, two CPUs, a record before its sample, a lost record, an exit. */
+ * two tasks, two CPUs, a record before its sample, a lost record, an exit;
+ * with MAPPED_FILE, an MMAP2 record that maps alpha's user frames to it. */
 #include <stdio.h>
 
 #include "streams.h"
@@ -10,11 +11,13 @@ int main(int argc, char **argv)
 	struct sbuf s = { 0 };
 	int err;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: mkdata OUT\n");
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr, "usage: mkdata OUT [MAPPED_FILE]\n");
 		return 2;
 	}
 	sb_comm(&s, 100, "alpha", 1);
+	if (argc == 3)	/* alpha's user frames are in this file */
+		sb_mmap2(&s, 100, UADDR(0), 0x10000, argv[2], 1);
 	sb_comm(&s, 200, "beta", 2);
 	sb_dsample(&s, 100, 1000, 0, 0, 0x100000001ULL);
 	sb_dsample(&s, 100, 1100, 0, 2, 0x100000001ULL);

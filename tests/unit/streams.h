@@ -139,6 +139,28 @@ static inline void sb_comm(struct sbuf *s, uint32_t tid, const char *comm, uint6
 	sb_end(s, at);
 }
 
+/* MMAP2 of path at [start, start + len) for pid, file offset 0 */
+static inline void sb_mmap2(struct sbuf *s, uint32_t pid, uint64_t start, uint64_t len,
+			    const char *path, uint64_t time)
+{
+	size_t at = sb_begin(s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	size_t n = strlen(path) + 1;
+	static const char zero[8];
+
+	sb_u32x2(s, pid, pid);
+	sb_u64(s, start);
+	sb_u64(s, len);
+	sb_u64(s, 0);			/* pgoff */
+	sb_u32x2(s, 0, 0);		/* maj, min */
+	sb_u64(s, 0);			/* ino */
+	sb_u64(s, 0);			/* ino_generation */
+	sb_u32x2(s, 5, 2);		/* prot, flags */
+	sb_put(s, path, n);
+	sb_put(s, zero, (8 - n % 8) % 8);
+	sb_sid(s, pid, pid, time, 0);
+	sb_end(s, at);
+}
+
 static inline void sb_round(struct sbuf *s)
 {
 	size_t at = sb_begin(s, DS_RECORD_FINISHED_ROUND, 0);

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/* deferstack convert: stitch a raw deferred perf.data into a classic one. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct conv {
+	struct ds_writer w;
+	uint8_t *buf;
+	const char *in, *out;
+};
+
+static int conv_write(struct conv *c, const struct perf_event_header *h)
+{
+	int err = ds_writer_write(&c->w, h);
+
+	if (err)
+		die_msg("writing %s: %s", c->out, strerror(-err));
+	return err;
+}
+
+static int conv_cb(void *arg, const struct ds_stitch_out *o)
+{
+	struct conv *c = arg;
+	int n;
+
+	switch (o->kind) {
+	case DS_OUT_RECORD:
+		if (o->ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
+			return 0;	/* consumed by stitching */
+		return conv_write(c, o->ev->hdr);
+	case DS_OUT_STITCHED:
+	case DS_OUT_KERNEL_ONLY:
+		n = ds_sample_set_callchain(o->ev, o->chain, o->nr, c->buf, 65536);
+		if (n < 0) {
+			die_msg("%s: a stitched sample (tid %u, %" PRIu64 " frames) does not "
+				"fit a perf record: %s", c->in, o->ev->tid, o->nr,
+				strerror(-n));
+			return n;
+		}
+		return conv_write(c, (const void *)c->buf);
+	default:
+		return conv_write(c, o->ev->hdr);
+	}
+}
+
+int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
+{
+	struct ds_reader rd;
+	struct ds_attr *attrs;
+	struct conv c;
+	struct pipeline p;
+	struct ds_writer_info info = { 0 };
+	struct outfile of;
+	int err, fd;
+
+	/* attrs from the input, as classic events */
+	err = ds_reader_open(&rd, in);
+	if (err) {
+		die_msg("%s", rd.err);
+		return err;
+	}
+	if (same_file(in, out)) {
+		die_msg("%s and %s are the same file: convert writes a new file, give "
+			"another -o", in, out);
+		ds_reader_close(&rd);
+		return -EINVAL;
+	}
+	attrs = calloc(rd.nr_attrs, sizeof(*attrs));
+	if (!attrs) {
+		ds_reader_close(&rd);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rd.nr_attrs; i++) {
+		attrs[i] = rd.attrs[i];
+		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
+		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
+	}
+	memset(&c, 0, sizeof(c));
+	c.in = in;
+	c.out = out;
+	c.buf = malloc(65536);
+	/* a temp file next to OUT, renamed into place on success only */
+	fd = c.buf ? outfile_create(&of, out) : -ENOMEM;
+	if (fd >= 0) {
+		err = ds_writer_open_fd(&c.w, fd, attrs, rd.nr_attrs);
+		if (err) {
+			die_msg("writing %s: %s", out, strerror(-err));
+			outfile_abort(&of);
+		}
+	} else {
+		err = fd;
+	}
+	free(attrs);
+	ds_reader_close(&rd);
+	if (err) {
+		free(c.buf);
+		return err;
+	}
+	err = pipeline_run(&p, in, NULL, false, conv_cb, &c);
+	if (st)
+		*st = p.st.st;
+	pipeline_close(&p);
+	{
+		int e2 = ds_writer_close(&c.w, &info);
+
+		if (!err && e2) {
+			die_msg("writing %s: %s", out, strerror(-e2));
+			err = e2;
+		}
+	}
+	free(c.buf);
+	if (err)
+		outfile_abort(&of);
+	else
+		err = outfile_commit(&of);
+	return err;
+}
+
+static void usage_convert(FILE *f)
+{
+	fprintf(f,
+		"usage: deferstack convert [-i IN] -o OUT\n"
+		"Stitch a raw (deferred) perf.data into a classic-callchain perf.data that\n"
+		"any perf (e.g. 6.1) reads: samples get 'kernel ips, PERF_CONTEXT_USER, user\n"
+		"ips'; samples whose record never came keep the kernel part only;\n"
+		"CALLCHAIN_DEFERRED records are dropped; attr defer bits are cleared.\n"
+		"OUT must not be IN; it is replaced only when the conversion succeeds.\n");
+}
+
+int cmd_convert(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *in = "perf.data", *out = NULL;
+	struct ds_stitch_stats st;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "i:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i': in = optarg; break;
+		case 'o': out = optarg; break;
+		case 'h': usage_convert(stdout); return 0;
+		default: usage_convert(stderr); return 2;
+		}
+	}
+	if (!out || optind != argc) {
+		usage_convert(stderr);
+		return 2;
+	}
+	err = convert_file(in, out, &st);
+	if (!err)
+		print_summary(stderr, &st);
+	return err ? 1 : 0;
+}

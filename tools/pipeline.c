@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/* The read path every command shares: read, merge in time order, stitch;
+ * summaries and messages. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+struct wrap {
+	struct pipeline *p;
+	ds_stitch_cb cb;
+	void *arg;
+};
+
+static int wrap_cb(void *arg, const struct ds_stitch_out *o)
+{
+	struct wrap *w = arg;
+
+	if (o->kind == DS_OUT_RECORD && w->p->sym) {
+		int err = ds_symbols_event(w->p->sym, o->ev);
+
+		if (err)
+			return err;
+	}
+	if (w->cb) {
+		int err = w->cb(w->arg, o);
+
+		if (err)
+			w->p->cb_err = err;
+		return err;
+	}
+	return 0;
+}
+
+static int drain(struct pipeline *p)
+{
+	const struct perf_event_header *rec;
+	struct ds_event ev;
+	int err;
+
+	while (ds_merge_pop(&p->mg, &rec) > 0) {
+		err = ds_reader_parse(&p->rd, rec, &ev);
+		if (!err)
+			err = ds_stitch_event(&p->st, &ev);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const char *parse_err(int err)
+{
+	if (err == -EOPNOTSUPP)
+		return "unsupported sample_type (PERF_SAMPLE_READ before the callchain)";
+	return "a count or length does not fit the record (e.g. callchain nr larger "
+	       "than the record)";
+}
+
+int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
+		 bool want_symbols, ds_stitch_cb cb, void *arg)
+{
+	const struct perf_event_header *rec;
+	struct wrap w = { p, cb, arg };
+	struct ds_event ev;
+	int ret;
+
+	memset(p, 0, sizeof(*p));
+	ret = ds_reader_open(&p->rd, path);
+	if (ret) {
+		die_msg("%s", p->rd.err);
+		return ret;
+	}
+	if (p->rd.unfinished)
+		die_msg("warning: %s: the recording was not finished (was the recorder "
+			"killed?); reading its records up to the end of the file", path);
+	if (want_symbols) {
+		ret = ds_symbols_new(&p->sym, kallsyms);
+		if (ret && kallsyms) {
+			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
+				ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			ret = ds_symbols_new(&p->sym, NULL);
+		}
+		if (ret) {
+			die_msg("cannot set up symbolization: %s", strerror(-ret));
+			return ret;
+		}
+	}
+	ds_merge_init(&p->mg, 0);
+	ret = ds_stitch_init(&p->st, 0, wrap_cb, &w);
+	if (ret)
+		return ret;
+	while ((ret = ds_reader_next(&p->rd, &rec)) > 0) {
+		if (rec->type == DS_RECORD_FINISHED_ROUND) {
+			ds_merge_round(&p->mg);
+			ret = drain(p);
+			if (ret)
+				break;
+			continue;
+		}
+		ret = ds_reader_parse(&p->rd, rec, &ev);
+		if (ret) {
+			die_msg("%s: malformed %s record (type %u, size %u) at data offset "
+				"%" PRIu64 ": %s", path, ds_record_name(rec->type), rec->type,
+				rec->size, p->rd.pos - rec->size, parse_err(ret));
+			return ret;
+		}
+		ret = ds_merge_push(&p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
+		if (!ret)
+			ret = drain(p);
+		if (ret)
+			break;
+	}
+	if (ret < 0 && p->cb_err) {
+		return ret;	/* the callback said what went wrong */
+	} else if (ret < 0) {
+		if (p->rd.err[0])
+			die_msg("%s: %s", path, p->rd.err);
+		else
+			die_msg("%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	if (p->rd.trailing)
+		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
+			"end of the file), ignored", path, p->rd.trailing);
+	ds_merge_flush(&p->mg);
+	ret = drain(p);
+	if (!ret)
+		ret = ds_stitch_finish(&p->st);
+	p->nr_out_of_order = p->mg.nr_out_of_order;
+	if (ret && !p->cb_err)
+		die_msg("%s: processing failed: %s", path, strerror(-ret));
+	return ret;
+}
+
+void pipeline_close(struct pipeline *p)
+{
+	ds_stitch_destroy(&p->st);
+	ds_merge_destroy(&p->mg);
+	ds_reader_close(&p->rd);
+	ds_symbols_free(p->sym);
+	p->sym = NULL;
+}
+
+void print_summary(FILE *out, const struct ds_stitch_stats *st)
+{
+	fprintf(out,
+		"summary: %" PRIu64 " samples, %" PRIu64 " deferred records, %" PRIu64
+		" stitched (%" PRIu64 " record-first), %" PRIu64 " complete, %" PRIu64
+		" unmatched/kernel-only (cookie-changed %" PRIu64 ", exit %" PRIu64
+		", end %" PRIu64 ", overflow %" PRIu64 "), lost %" PRIu64 " events in %"
+		PRIu64 " LOST records, %" PRIu64 " lost samples\n",
+		st->samples, st->deferred, st->stitched, st->record_first, st->complete,
+		st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
+		st->unm_overflow, st->lost_events, st->lost_records, st->lost_samples);
+}
+
+const char *default_kallsyms(const char *data, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.kallsyms", data);
+	if (access(buf, R_OK) == 0)
+		return buf;
+	if (access("/proc/kallsyms", R_OK) == 0)
+		return "/proc/kallsyms";
+	return NULL;
+}
+
+const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev)
+{
+	const char *c = p->sym ? ds_symbols_comm(p->sym, ev->tid) : NULL;
+
+	if (!c && p->sym)
+		c = ds_symbols_comm(p->sym, ev->pid);
+	return c ? c : "[unknown]";
+}
+
+void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
