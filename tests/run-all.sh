@@ -58,6 +58,7 @@ stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
 stage checkpatch "$root/tests/checkpatch.sh"
+stage kernel-warnings "$root/tests/kernel-warnings.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
 stage guest-fast guest fast
 stage guest-debug guest debug
