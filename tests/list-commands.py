@@ -150,7 +150,8 @@ def main():
         if res.returncode != 0:
             sys.exit(f"list-commands: bash cannot parse {path}: {res.stderr.strip()}")
         texts.append((path, res.stdout))
-        funcs.update(re.findall(r"^\s*([A-Za-z_][\w-]*) \(\)", res.stdout, re.M))
+        # Function definitions, also those bash prints inside a one-line block.
+        funcs.update(re.findall(r"([A-Za-z_][\w-]*) \(\)\s*\n\s*\{", res.stdout))
     for mk in ("Makefile",):
         res = subprocess.run(["make", "-s", "-n", "-B", "-C", ROOT, "all", "static",
                               "check", "fuzz", "bench", "OUT=/nonexistent-out"],

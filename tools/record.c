@@ -27,9 +27,14 @@ enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 		     PERF_SAMPLE_CALLCHAIN)
 
+/* What record samples: on-CPU time, or context switches (off-CPU). */
+enum rec_event { EV_CPU_CLOCK, EV_CONTEXT_SWITCHES };
+
 struct ropts {
 	const char *out;
+	enum rec_event event;
 	unsigned long freq;
+	unsigned long period;	/* -c: every Nth event; 0: -F frequency */
 	int mode;
 	bool all, stitched;
 	pid_t pid;
@@ -86,9 +91,14 @@ static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
 	memset(s, 0, sizeof(*s));
 	s->size = sizeof(*s);
 	s->type = PERF_TYPE_SOFTWARE;
-	s->config = PERF_COUNT_SW_CPU_CLOCK;
-	s->freq = 1;
-	s->sample_freq = o->freq;
+	s->config = o->event == EV_CONTEXT_SWITCHES ? PERF_COUNT_SW_CONTEXT_SWITCHES
+						     : PERF_COUNT_SW_CPU_CLOCK;
+	if (o->period) {
+		s->sample_period = o->period;
+	} else {
+		s->freq = 1;
+		s->sample_freq = o->freq;
+	}
 	s->sample_type = SAMPLE_TYPE;
 	s->sample_id_all = 1;
 	s->disabled = 1;
@@ -134,7 +144,7 @@ static void open_error(int err, const struct ropts *o, pid_t pid, int cpu)
 			read_proc_long("/proc/sys/kernel/perf_event_paranoid", -99));
 	} else if (err == -ESRCH) {
 		die_msg("perf_event_open: no such process %d", (int)pid);
-	} else if (err == -EINVAL && o &&
+	} else if (err == -EINVAL && o && !o->period &&
 		   (long)o->freq > read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate",
 						   LONG_MAX)) {
 		die_msg("perf_event_open: %s: -F %lu is above the kernel's limit "
@@ -578,13 +588,17 @@ static int save_kallsyms(const char *out, uint64_t *text)
 static void usage_record(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack record [-o FILE] [-F FREQ] [--mode defer|classic|auto]\n"
-		"                         [--stitched] [-d SECS] [-m PAGES]\n"
-		"                         [-a | -p PID | -- COMMAND ARGS...]\n"
-		"Sample cpu-clock with callchains into a perf.data file.\n"
+		"usage: deferstack record [-o FILE] [-e EVENT] [-F FREQ | -c N]\n"
+		"                         [--mode defer|classic|auto] [--stitched] [-d SECS]\n"
+		"                         [-m PAGES] [-a | -p PID | -- COMMAND ARGS...]\n"
+		"Sample with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
 		"                 an existing FILE is kept as FILE.old (like perf)\n"
-		"  -F FREQ        samples per second per CPU (default 999)\n"
+		"  -e EVENT       cpu-clock (default: on-CPU time) or context-switches\n"
+		"                 (off-CPU: where tasks block or are preempted; every switch\n"
+		"                 unless -c is given)\n"
+		"  -F FREQ        samples per second per CPU (default 999; cpu-clock)\n"
+		"  -c N           a sample every N events instead of -F\n"
 		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
 		"                 classic: user stacks copied at the sample;\n"
 		"                 auto (default): defer if the kernel supports it, else classic\n"
@@ -603,7 +617,9 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "stitched", no_argument, NULL, 'S' },
 		{ "all-cpus", no_argument, NULL, 'a' },
@@ -615,18 +631,34 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	};
 	int c, n = 0;
 	unsigned long v;
+	bool freq_set = false;
 
 	memset(o, 0, sizeof(*o));
 	o->out = "perf.data";
 	o->freq = 999;
 	o->pages = 128;
-	while ((c = getopt_long(argc, argv, "+o:F:ap:d:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:e:F:c:ap:d:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
+		case 'e':
+			if (!strcmp(optarg, "cpu-clock")) {
+				o->event = EV_CPU_CLOCK;
+			} else if (!strcmp(optarg, "context-switches") || !strcmp(optarg, "cs")) {
+				o->event = EV_CONTEXT_SWITCHES;
+			} else {
+				die_msg("bad -e '%s' (cpu-clock or context-switches)", optarg);
+				return -1;
+			}
+			break;
 		case 'F':
 			/* the kernel's limit (perf_event_max_sample_rate) is
 			 * checked by the kernel, and said so */
 			if (parse_ulong("-F", optarg, 1, 10000000, &o->freq))
+				return -1;
+			freq_set = true;
+			break;
+		case 'c':
+			if (parse_ulong("-c", optarg, 1, 1000000000UL, &o->period))
 				return -1;
 			break;
 		case 'M':
@@ -665,6 +697,13 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		default: usage_record(stderr); return -1;
 		}
 	}
+	if (freq_set && o->period) {
+		die_msg("record: -F and -c exclude each other");
+		return -1;
+	}
+	/* A frequency means nothing for context switches: take every one. */
+	if (o->event == EV_CONTEXT_SWITCHES && !o->period && !freq_set)
+		o->period = 1;
 	if (optind < argc)
 		o->cmd = argv + optind;
 	n = o->all + (o->pid > 0) + (o->cmd != NULL);
@@ -835,7 +874,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[0].attr = s;
 	attrs[0].ids = r->ids[0];
 	attrs[0].nr_ids = r->nr_ids[0];
-	attrs[0].name = "cpu-clock";
+	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ? "context-switches" : "cpu-clock";
 	attrs[1].attr = t;
 	attrs[1].ids = r->ids[1];
 	attrs[1].nr_ids = r->nr_ids[1];

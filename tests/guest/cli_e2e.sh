@@ -44,4 +44,19 @@ deferstack report -i system.data --folded > system.folded 2> report-system.log
 sed 's/^/# /' report-system.log
 check "system-wide profile has the stitched read chain" "grep -q '$read_chain' system.folded"
 check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' system.folded"
+
+# Off-CPU: every context switch of a shell that sleeps, with deferred stacks.
+deferstack record --mode defer -e context-switches -o cs.data -- \
+	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 0.02; done' \
+	2> record-cs.log
+rc=$?
+sed 's/^/# /' record-cs.log
+check "record -e context-switches exits 0" "[ $rc -eq 0 ]"
+deferstack report -i cs.data --folded > cs.folded 2> report-cs.log
+sed 's/^/# /' report-cs.log
+stitched=$(sed -n 's/.* \([0-9][0-9]*\) stitched.*/\1/p' report-cs.log | head -1)
+unmatched=$(sed -n 's/.* \([0-9][0-9]*\) unmatched.*/\1/p' report-cs.log | head -1)
+check "off-CPU samples stitched (${stitched:-none})" "[ ${stitched:-0} -ge 20 ]"
+check "no off-CPU sample left unstitched (${unmatched:-?})" "[ \"${unmatched:-x}\" = 0 ]"
+check "off-CPU profile shows the scheduler" "grep -q schedule cs.folded"
 exit $fail
