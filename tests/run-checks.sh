@@ -64,6 +64,9 @@ done
 expect_usage "bad -p '4294967297'" record -p 4294967297 -o "$T/none"
 expect_usage "bad -p '-3'" record -p -3 -o "$T/none"
 expect_usage "bad -m '3' (a power of two)" record -m 3 -o "$T/none" -- /bin/true
+expect_usage "bad -e 'cycles'" record -e cycles -o "$T/none" -- /bin/true
+expect_usage "bad -c '0'" record -e context-switches -c 0 -o "$T/none" -- /bin/true
+expect_usage "-F and -c exclude each other" record -F 99 -c 10 -o "$T/none" -- /bin/true
 expect_usage "--folded and --svg are mutually exclusive" report --folded --svg "$T/x.svg" -i "$T/none"
 expect_usage "--text and --folded are mutually exclusive" report --text --folded -i "$T/none"
 expect_usage "--svg and --text are mutually exclusive" report --svg "$T/x.svg" --text -i "$T/none"
@@ -219,6 +222,16 @@ else
 	else
 		skp "fallback notice (kernel supports deferred callchains)"
 	fi
+	# off-CPU: context switches of a sleeping shell (classic chains here)
+	"$DS" record -e context-switches -o "$T/cs.data" -- sh -c 'sleep 0.05; sleep 0.05' \
+		2> "$T/cs.err"
+	check "record -e context-switches: exit 0" test $? -eq 0
+	if command -v perf > /dev/null; then
+		check "record -e context-switches: perf names the event" \
+			bash -c "perf script -i '$T/cs.data' 2>/dev/null | grep -q context-switches"
+	fi
+	check "record -e context-switches: samples" \
+		bash -c "'$DS' report -i '$T/cs.data' --folded 2>/dev/null | grep -q schedule"
 	# an EINVAL from the user's own options is not "no deferred callchains"
 	maxr=$(cat /proc/sys/kernel/perf_event_max_sample_rate 2>/dev/null || echo 100000)
 	if [ "$maxr" -lt 5000000 ]; then
