@@ -80,6 +80,14 @@ struct scenario {
 	int kill;
 };
 
+static bool has_sample(const struct ds_collect *c, uint32_t tid)
+{
+	for (long i = 0; i < c->n; i++)
+		if (!c->recs[i].deferred && c->recs[i].tid == tid)
+			return true;
+	return false;
+}
+
 /* Run one child under a sys_enter_* tracepoint; count samples and good records. */
 static int run_one(const struct scenario *s, const struct ds_symtab *st, long *samples,
 		   long *stitched, long *named, long *depth1)
@@ -110,8 +118,12 @@ static int run_one(const struct scenario *s, const struct ds_symtab *st, long *s
 	}
 	ds_child_go(&ch);
 	if (s->kill) {
-		/* Let it block in read(), then kill it there. */
-		usleep(200000);
+		/* Kill it once its read() was sampled (it blocks there), 10 s at most. */
+		for (int t = 0; t < 1000 && !has_sample(&c, (uint32_t)ch.pid); t++) {
+			usleep(10000);
+			ds_mmap_drain(&m, ds_collect_record, &c);
+		}
+		usleep(50000);
 		kill(ch.pid, SIGKILL);
 	}
 	status = ds_child_wait(&ch, &m, ds_collect_record, &c);
