@@ -4,10 +4,12 @@
  * taken on:
  *   exit   - sampled at exit_group() entry: the task dies in that system call;
  *   kill   - sampled at read() entry, then SIGKILLed while blocked in it;
- *   exec   - sampled at execve() entry: the task returns into a new image.
- * Each child is sampled with a syscalls:sys_enter_* tracepoint that has
- * defer_callchain and defer_output. Every sample's record must exist and name
- * the child's callers of that system call (the old image's, for exec).
+ *   exec   - sampled at execve() entry: the task returns into a new image;
+ *   exec-late - sampled at execve() exit, after the point of no return: the
+ *            record must hold no stack (neither image's is the sample's).
+ * Each child is sampled with a syscalls tracepoint that has defer_callchain
+ * and defer_output. Every sample's record must exist and name the child's
+ * callers of that system call (the old image's, for exec).
  *
  *   exit_exec [ROUNDS]          (exit_exec --exec-target: the new image)
  */
@@ -74,9 +76,9 @@ __attribute__((noinline)) static int ee_exec_outer(void *arg)
 }
 
 struct scenario {
-	const char *name, *syscall;
+	const char *name, *tp;		/* the syscalls:TP tracepoint sampled */
 	int (*fn)(void *);
-	const char *const *chain;
+	const char *const *chain;	/* NULL: the record must hold no stack */
 	int kill;
 };
 
@@ -99,7 +101,7 @@ static int run_one(const struct scenario *s, const struct ds_symtab *st, long *s
 	char tp[64];
 	int fd, status;
 
-	snprintf(tp, sizeof(tp), "sys_enter_%s", s->syscall);
+	snprintf(tp, sizeof(tp), "%s", s->tp);
 	if (ds_attr_tracepoint(&attr, "syscalls", tp)) {
 		printf("# no tracepoint syscalls:%s\n", tp);
 		return -1;
@@ -146,7 +148,7 @@ static int run_one(const struct scenario *s, const struct ds_symtab *st, long *s
 			if (!d->deferred || d->tid != r->tid || d->cookie != r->cookie || !r->cookie)
 				continue;
 			(*stitched)++;
-			if (ds_chain_has_sequence(st, d->ips, d->nr, s->chain))
+			if (s->chain ? ds_chain_has_sequence(st, d->ips, d->nr, s->chain) : !d->nr)
 				(*named)++;
 			if (d->nr == 1)
 				(*depth1)++;
@@ -165,9 +167,11 @@ int main(int argc, char **argv)
 	static const char *const kill_chain[] = { "ee_kill_inner", "ee_kill_outer", NULL };
 	static const char *const exec_chain[] = { "ee_exec_inner", "ee_exec_outer", NULL };
 	const struct scenario scen[] = {
-		{ "exit", "exit_group", ee_exit_outer, exit_chain, 0 },
-		{ "kill", "read", ee_kill_outer, kill_chain, 1 },
-		{ "exec", "execve", ee_exec_outer, exec_chain, 0 },
+		{ "exit", "sys_enter_exit_group", ee_exit_outer, exit_chain, 0 },
+		{ "kill", "sys_enter_read", ee_kill_outer, kill_chain, 1 },
+		{ "exec", "sys_enter_execve", ee_exec_outer, exec_chain, 0 },
+		/* After the point of no return: no stack of either image. */
+		{ "exec-late", "sys_exit_execve", ee_exec_outer, NULL, 0 },
 	};
 	int rounds = 5, failed = 0;
 	struct ds_symtab *st;
@@ -186,9 +190,9 @@ int main(int argc, char **argv)
 			if (run_one(&scen[k], st, &samples, &stitched, &named, &depth1))
 				failed++;
 		}
-		printf("# %s: %ld samples, %ld with their record, %ld naming %s <- %s, %ld of one frame\n",
-		       scen[k].name, samples, stitched, named, scen[k].chain[0], scen[k].chain[1],
-		       depth1);
+		printf("# %s: %ld samples, %ld with their record, %ld %s, %ld of one frame\n",
+		       scen[k].name, samples, stitched, named,
+		       scen[k].chain ? "naming the callers" : "with an empty stack", depth1);
 		DS_CHECK(&failed, samples >= rounds, "%s: every child sampled (%ld)", scen[k].name,
 			 samples);
 		DS_CHECK(&failed, stitched == samples, "%s: every sample has its record (%ld of %ld)",
