@@ -11,7 +11,8 @@
 #   - every external command that a host-side script or the Makefile calls
 #     (tests/list-commands.py), and every command the kernel build calls
 #     indirectly (below), must resolve;
-#   - the user space builds and `make check` passes.
+#   - the user space builds and `make check` passes, and the fuzz target and
+#     the static guest tests link.
 # With --full it then runs guest/profile-example.sh and tests/run-all.sh there
 # (QEMU included) and prints how long each took: the pre-release run.
 # A package dropped from the install step fails the quick check.
@@ -81,9 +82,10 @@ bind /dev/pts /dev/pts
 # Downloaded .debs are shared with the host, so only the first run downloads.
 mkdir -p /var/cache/apt/archives/partial
 bind /var/cache/apt/archives /var/cache/apt/archives
-# The project as committed plus the working tree's changes (no build/, out/).
+# The project as a clone has it (.git included) plus the working tree's
+# changes, without build/ and out/.
 mkdir -p "$root/src"
-(cd "$DS_ROOT" && git ls-files -z --cached --others --exclude-standard |
+(cd "$DS_ROOT" && { git ls-files -z --cached --others --exclude-standard; printf '.git\0'; } |
 	tar --null -T - -cf -) | tar -C "$root/src" -xf - || ds_die "cannot copy the tree"
 python3 "$DS_ROOT/tests/list-commands.py" "$DS_ROOT" > "$dir/commands.txt" ||
 	ds_die "list-commands.py failed"
@@ -132,6 +134,20 @@ else
 	fail=$((fail + 1))
 	grep -E '^(FAIL|SKIP)|rror' "$dir/check.log" | head -20
 	echo "not ok - make check in the fresh root (log: $dir/check.log)"
+fi
+# What the other stages link: the libFuzzer target (clang's runtimes) and the
+# static guest tests (static libelf, zlib, zstd).
+t0=$(date +%s)
+if chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+	bash -c 'cd /src && make -s out/fuzz/fuzz_perfdata &&
+		make -s -C tests/guest OUT=/tmp/guest-bin -j"$(nproc)"' \
+	> "$dir/link.log" 2>&1; then
+	pass=$((pass + 1))
+	echo "ok - fuzz target and static guest tests link in the fresh root ($(( $(date +%s) - t0 ))s)"
+else
+	fail=$((fail + 1))
+	grep -E 'rror|cannot find' "$dir/link.log" | head -10
+	echo "not ok - fuzz target or static guest tests do not link (log: $dir/link.log)"
 fi
 # A check skipped for a missing tool means the install step lacks a package.
 if grep -q '^SKIP:.*not installed' "$dir/check.log"; then
