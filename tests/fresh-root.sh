@@ -45,6 +45,12 @@ trap unmount_root EXIT
 bind() {
 	mkdir -p "$root$2" && mount --bind "$1" "$root$2"
 }
+# in_root SCRIPT: run a bash script in the root with a clean environment, as a
+# fresh machine's root shell would (no PATH entries or variables of the host).
+in_root() {
+	chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root bash -c "$1"
+}
 
 ds_need_pkgs debootstrap debian-archive-keyring python3
 mkdir -p "$dir"
@@ -92,8 +98,7 @@ python3 "$DS_ROOT/tests/list-commands.py" "$DS_ROOT" > "$dir/commands.txt" ||
 
 t0=$(date +%s)
 ds_log "install step inside the fresh root (ds_install_all)"
-chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-	HOME=/root bash -c '. /src/guest/lib.sh && ds_install_all' > "$dir/install.log" 2>&1
+in_root '. /src/guest/lib.sh && ds_install_all' > "$dir/install.log" 2>&1
 rc=$?
 ds_log "install step: $(( $(date +%s) - t0 ))s (rc=$rc)"
 if [ $rc -ne 0 ]; then
@@ -106,7 +111,7 @@ fi
 pass=0 fail=0
 missing=()
 while IFS=$'\t' read -r cmd where; do
-	if chroot "$root" /bin/bash -c "command -v '$cmd'" > /dev/null; then
+	if in_root "command -v '$cmd'" > /dev/null; then
 		pass=$((pass + 1))
 	else
 		missing+=("$cmd (called in $where)")
@@ -125,8 +130,7 @@ else
 fi
 
 t0=$(date +%s)
-if chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-	bash -c 'cd /src && make -s -j"$(nproc)" all static && make -s check' \
+if in_root 'cd /src && make -s -j"$(nproc)" all static && make -s check' \
 	> "$dir/check.log" 2>&1; then
 	pass=$((pass + 1))
 	echo "ok - user space builds and make check passes in the fresh root ($(( $(date +%s) - t0 ))s)"
@@ -138,10 +142,8 @@ fi
 # What the other stages link: the libFuzzer target (clang's runtimes) and the
 # static guest tests (static libelf, zlib, zstd).
 t0=$(date +%s)
-if chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-	bash -c 'cd /src && make -s out/fuzz/fuzz_perfdata &&
-		make -s -C tests/guest OUT=/tmp/guest-bin -j"$(nproc)"' \
-	> "$dir/link.log" 2>&1; then
+if in_root 'cd /src && make -s out/fuzz/fuzz_perfdata &&
+		make -s -C tests/guest OUT=/tmp/guest-bin -j"$(nproc)"' > "$dir/link.log" 2>&1; then
 	pass=$((pass + 1))
 	echo "ok - fuzz target and static guest tests link in the fresh root ($(( $(date +%s) - t0 ))s)"
 else
@@ -159,9 +161,7 @@ fi
 if [ $full -eq 1 ]; then
 	for cmd in guest/profile-example.sh tests/run-all.sh; do
 		t0=$(date +%s)
-		chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-			CCACHE_DIR=/root/.cache/deferstack-ccache \
-			bash -c "cd /src && ./$cmd" > "$dir/full-$(basename "$cmd").log" 2>&1
+		in_root "cd /src && ./$cmd" > "$dir/full-$(basename "$cmd").log" 2>&1
 		rc=$?
 		echo "# $cmd in the fresh root: $(( $(date +%s) - t0 ))s, exit $rc" \
 			"(log: $dir/full-$(basename "$cmd").log)"

@@ -84,7 +84,7 @@ static int competitor(void *arg)
 
 static int child(void *arg)
 {
-	struct timespec t0, t;
+	struct timespec t0;
 
 	(void)arg;
 	pin_cpu0();
@@ -92,9 +92,7 @@ static int child(void *arg)
 	do {
 		lr_sleep_path();
 		lr_quick_path();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 <
-		 (long)run_msec);
+	} while (ds_msec_since(&t0) < (long)run_msec);
 	return 0;
 }
 

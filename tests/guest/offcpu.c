@@ -40,15 +40,13 @@ __attribute__((noinline)) static void oc_block_outer(void)
 
 static int child(void *arg)
 {
-	struct timespec t0, t;
+	struct timespec t0;
 
 	(void)arg;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		oc_block_outer();
-		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 <
-		 (long)run_msec);
+	} while (ds_msec_since(&t0) < (long)run_msec);
 	return 0;
 }
 

@@ -306,3 +306,11 @@ int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
 		ds_mmap_drain(m, fn, arg);
 	return status;
 }
+
+long ds_msec_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}

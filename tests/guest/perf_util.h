@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /*
  * cpu-clock sampling attr: IP|TID|TIME|CPU|CALLCHAIN, sample_id_all, disabled.
@@ -42,6 +43,9 @@ void ds_child_go(struct ds_child *ch);
 /* Wait for the child, draining @m (if not NULL) into @fn meanwhile. */
 int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
 		  void (*fn)(const struct ds_event *, void *), void *arg);
+
+/* Milliseconds of CLOCK_MONOTONIC since @t0 (set with clock_gettime()). */
+long ds_msec_since(const struct timespec *t0);
 
 int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		 unsigned long flags);
