@@ -3,7 +3,8 @@
 #   1. user space: unit, golden, CLI and end-to-end tests (ASan+UBSan), fuzzing
 #      for a bounded time; the fresh-machine check (the install step in a
 #      minimal bookworm root, every command the scripts call resolves there);
-#   2. the kernel series builds with clang (LLVM=1) as well as gcc;
+#   2. the kernel series builds with clang (LLVM=1) as well as gcc, every patch
+#      is checkpatch --strict clean, the files it touches build W=1-clean;
 #   3. the harness self-test (a failing test, a panic and a hang each fail);
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
 #   5. the guest tests on Debian sid's stock 7.x kernel, the differential
@@ -41,7 +42,6 @@ stage() {
 		echo "=== $name: FAIL"
 	fi
 }
-
 
 userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
 fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
