@@ -137,23 +137,20 @@ static int run_one(const struct scenario *s, const struct ds_symtab *st, long *s
 		    : !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
 		printf("# %s: child status 0x%x\n", s->name, status);
 	for (long i = 0; i < c.n; i++) {
-		const struct ds_rec *r = &c.recs[i];
+		const struct ds_rec *r = &c.recs[i], *d;
+		long count;
 
 		if (r->deferred || (uint32_t)ch.pid != r->tid)
 			continue;
 		(*samples)++;
-		for (long j = 0; j < c.n; j++) {
-			const struct ds_rec *d = &c.recs[j];
-
-			if (!d->deferred || d->tid != r->tid || d->cookie != r->cookie || !r->cookie)
-				continue;
-			(*stitched)++;
-			if (s->chain ? ds_chain_has_sequence(st, d->ips, d->nr, s->chain) : !d->nr)
-				(*named)++;
-			if (d->nr == 1)
-				(*depth1)++;
-			break;
-		}
+		d = r->cookie ? ds_find_record(&c, r->tid, r->cookie, &count) : NULL;
+		if (!d)
+			continue;
+		(*stitched)++;
+		if (s->chain ? ds_chain_has_sequence(st, d->ips, d->nr, s->chain) : !d->nr)
+			(*named)++;
+		if (d->nr == 1)
+			(*depth1)++;
 	}
 	ds_mmap_close(&m);
 	close(fd);

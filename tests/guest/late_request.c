@@ -96,14 +96,6 @@ static int child(void *arg)
 	return 0;
 }
 
-static const struct ds_rec *record_for(const struct ds_collect *c, uint32_t tid, uint64_t cookie)
-{
-	for (long i = 0; i < c->n; i++)
-		if (c->recs[i].deferred && c->recs[i].tid == tid && c->recs[i].cookie == cookie)
-			return &c->recs[i];
-	return NULL;
-}
-
 int main(int argc, char **argv)
 {
 	static const char *const sleep_chain[] = { "lr_sleep_leaf", "lr_sleep_path", "child",
@@ -114,7 +106,7 @@ int main(int argc, char **argv)
 	struct ds_mmap md, mc;
 	struct ds_child ch, comp;
 	long nd = 0, nc = 0, pairs = 0, equal = 0, differ = 0, missing = 0, named = 0;
-	long shown = 0;
+	long shown = 0, count;
 	int fdd, fdc, ret, failed = 0;
 
 	if (argc > 1)
@@ -177,7 +169,7 @@ int main(int argc, char **argv)
 		pairs++;
 		if (!d->cookie || c->user_start < 0)
 			continue;
-		r = record_for(&cd, d->tid, d->cookie);
+		r = ds_find_record(&cd, d->tid, d->cookie, &count);
 		if (!r) {
 			missing++;
 			continue;

@@ -105,18 +105,15 @@ int main(int argc, char **argv)
 	DS_CHECK(&failed, WIFEXITED(status) && WEXITSTATUS(status) == 0, "child exited 0");
 	ds_verify(&c, (uint32_t)ch.pid, st, &v);
 	for (long i = 0; i < c.n; i++) {
-		const struct ds_rec *r = &c.recs[i];
+		const struct ds_rec *r = &c.recs[i], *d;
+		long count;
 
 		if (r->deferred || !r->cookie)
 			continue;
-		for (long j = 0; j < c.n; j++) {
-			const struct ds_rec *d = &c.recs[j];
-
-			if (d->deferred && d->tid == r->tid && d->cookie == r->cookie) {
-				with_record++;
-				named += ds_chain_has_sequence(st, d->ips, d->nr, chain);
-				break;
-			}
+		d = ds_find_record(&c, r->tid, r->cookie, &count);
+		if (d) {
+			with_record++;
+			named += ds_chain_has_sequence(st, d->ips, d->nr, chain);
 		}
 	}
 	printf("# %ld context-switch samples (%ld with marker, %ld classic), %ld records, "

@@ -65,7 +65,7 @@ void ds_collect_free(struct ds_collect *c)
 	memset(c, 0, sizeof(*c));
 }
 
-static const struct ds_rec *find_record(const struct ds_collect *c, uint32_t tid,
+const struct ds_rec *ds_find_record(const struct ds_collect *c, uint32_t tid,
 					uint64_t cookie, long *count)
 {
 	const struct ds_rec *found = NULL;
@@ -104,7 +104,7 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 			long marks = 0;
 
 			v->records++;
-			find_record(c, r->tid, r->cookie, &count);
+			ds_find_record(c, r->tid, r->cookie, &count);
 			if (count > 1)
 				v->dup_records++;
 			for (long j = 0; j < c->n; j++)
@@ -123,7 +123,7 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 				v->user_mode_samples++;
 			else if (r->ips[0] == PERF_CONTEXT_KERNEL)
 				v->kernel_chain_in_marker++;
-			d = find_record(c, r->tid, r->cookie, &count);
+			d = ds_find_record(c, r->tid, r->cookie, &count);
 			if (!d) {
 				/*
 				 * The task's last kernel entry in the buffer is the

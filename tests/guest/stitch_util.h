@@ -36,6 +36,13 @@ struct ds_collect {
 };
 
 void ds_collect_record(const struct ds_event *ev, void *arg);
+
+/*
+ * The first deferred record of task @tid with @cookie in @c, or NULL;
+ * *@count receives how many there are.
+ */
+const struct ds_rec *ds_find_record(const struct ds_collect *c, uint32_t tid,
+				    uint64_t cookie, long *count);
 void ds_collect_free(struct ds_collect *c);
 
 struct ds_verdict {
