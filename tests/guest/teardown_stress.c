@@ -3,8 +3,9 @@
  * Teardown and stress: for a fixed number of rounds, a workload task that is
  * mostly inside long read() calls (so deferred unwinds are pending), forks and
  * execs children and hops between CPUs, is profiled by two tools at once that
- * open per-task (inherited) and per-CPU events with the defer bits and close
- * them at random moments, sometimes by exiting with them open; the workload is
+ * open per-task (inherited) and per-CPU events with the defer bits, in two
+ * sessions each (the second under its own key), and close them at random
+ * moments, sometimes by exiting with them open; the workload is
  * then killed while an unwind is pending. The kernel must not splat (the
  * debug kernel checks lockdep, RCU, KASAN, sleeping in atomic), every open
  * must succeed, and deferred callchains must still be exact afterwards.
@@ -29,6 +30,10 @@
 #include "workload.h"
 
 #define NCPU 2
+
+#ifndef PERF_EVENT_IOC_SET_DEFER_SESSION
+#define PERF_EVENT_IOC_SET_DEFER_SESSION _IOW('$', 32, __u64)
+#endif
 
 static unsigned int rnd(unsigned int *seed, unsigned int n)
 {
@@ -79,28 +84,37 @@ static void workload(void)
 static int tool(pid_t wl, unsigned int seed)
 {
 	struct perf_event_attr attr;
-	struct ds_mmap rings[2 * NCPU];
-	int fds[2 * NCPU], n = 0;
+	struct ds_mmap rings[4 * NCPU];
+	int fds[4 * NCPU], n = 0;
 
 	/*
-	 * Inherited per-task events cannot be mmapped with cpu = -1: open one
-	 * per CPU, as perf does; then per-CPU events of all tasks.
+	 * Two sessions per tool, the second under its own key. Inherited
+	 * per-task events cannot be mmapped with cpu = -1: open one per CPU,
+	 * as perf does; then per-CPU events of all tasks.
 	 */
-	ds_attr_sampling(&attr, 100000 + rnd(&seed, 200000));
-	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
-	if (rnd(&seed, 2))
-		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
-	for (int cpu = 0; cpu < 2 * NCPU; cpu++) {
-		attr.inherit = cpu < NCPU;
-		fds[n] = ds_perf_open(&attr, cpu < NCPU ? wl : -1, cpu % NCPU, -1, 0);
-		if (fds[n] == -ESRCH)
-			_exit(0);	/* the workload is already gone */
-		if (fds[n] < 0) {
-			printf("# %s open: %s\n", cpu < NCPU ? "per-task" : "per-CPU",
-			       strerror(-fds[n]));
-			return 1;
+	for (int s = 0; s < 2; s++) {
+		__u64 key = s ? 1 + rnd(&seed, 1000) : 0;
+
+		ds_attr_sampling(&attr, 100000 + rnd(&seed, 200000));
+		ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+		if (rnd(&seed, 2))
+			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+		for (int cpu = 0; cpu < 2 * NCPU; cpu++) {
+			attr.inherit = cpu < NCPU;
+			fds[n] = ds_perf_open(&attr, cpu < NCPU ? wl : -1, cpu % NCPU, -1, 0);
+			if (fds[n] == -ESRCH)
+				_exit(0);	/* the workload is already gone */
+			if (fds[n] < 0) {
+				printf("# %s open: %s\n", cpu < NCPU ? "per-task" : "per-CPU",
+				       strerror(-fds[n]));
+				return 1;
+			}
+			if (key && ioctl(fds[n], PERF_EVENT_IOC_SET_DEFER_SESSION, &key)) {
+				printf("# PERF_EVENT_IOC_SET_DEFER_SESSION: %s\n", strerror(errno));
+				return 1;
+			}
+			n++;
 		}
-		n++;
 	}
 	for (int i = 0; i < n; i++) {
 		int ret = ds_mmap_open(&rings[i], fds[i], 16);
