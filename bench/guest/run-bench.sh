@@ -8,4 +8,5 @@ else
 	echo "bench: no zram: stack pages cannot be paged out on this kernel"
 fi
 /tests/defer_bench
+/tests/delivery_bench
 grep -E "SwapTotal|SwapFree" /proc/meminfo | sed "s/^/bench: /"
