@@ -52,7 +52,7 @@ ds_need_pkgs() {
 # added to a script needs its package here.
 # Kernel build: rsync for headers_install, perl/bc/flex/bison for Kbuild;
 # python3-ply and python3-git for checkpatch.pl's SPDX check.
-DS_KERNEL_PKGS=(linux-source-6.12 build-essential flex bison bc perl rsync libelf-dev
+DS_KERNEL_PKGS=(linux-source-6.12 linux-config-6.12 build-essential flex bison bc perl rsync libelf-dev
 	libssl-dev ccache clang lld llvm xz-utils git cpio kmod python3 python3-ply python3-git)
 DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # User space: the library, CLI, unit tests, fuzzing (libclang-rt-14-dev: clang's

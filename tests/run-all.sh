@@ -4,7 +4,9 @@
 #      for a bounded time; the fresh-machine check (the install step in a
 #      minimal bookworm root, every command the scripts call resolves there);
 #   2. the kernel series builds with clang (LLVM=1) as well as gcc, every patch
-#      is checkpatch --strict clean, the files it touches build W=1-clean;
+#      is checkpatch --strict clean, the files it touches build W=1-clean, in
+#      the guest's configuration and in Debian's own (plus PREEMPT_RT,
+#      PREEMPT_NONE, !SMP and 32-bit variants);
 #   3. the harness self-test (a failing test, a panic and a hang each fail);
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
 #   5. the guest tests on Debian sid's stock 7.x kernel, the differential
@@ -59,6 +61,7 @@ stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
 stage checkpatch "$root/tests/checkpatch.sh"
 stage kernel-warnings "$root/tests/kernel-warnings.sh"
+stage config-compile "$root/tests/config-compile.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
 stage guest-fast guest fast
 stage guest-debug guest debug
