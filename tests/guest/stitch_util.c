@@ -47,6 +47,7 @@ void ds_collect_record(const struct ds_event *ev, void *arg)
 	r->tid = ev->tid;
 	r->cpu = ev->cpu;
 	r->time = ev->time;
+	r->ip = ev->ip;
 	r->cookie = ev->has_cookie || r->deferred ? ev->cookie : 0;
 	r->nr = ev->nr;
 	memcpy(r->ips, ev->chain, ev->nr * sizeof(uint64_t));

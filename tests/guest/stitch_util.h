@@ -21,6 +21,7 @@ struct ds_rec {
 	uint32_t tid;
 	uint32_t cpu;
 	uint64_t time;
+	uint64_t ip;			/* the sample's ip (PERF_SAMPLE_IP) */
 	uint64_t cookie;		/* 0: classic sample */
 	uint64_t nr;
 	uint64_t ips[DS_MAX_IPS];
