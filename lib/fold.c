@@ -11,7 +11,9 @@
 
 struct fent {
 	char *key;
-	uint64_t count, total;	/* total: used by the function table only */
+	uint64_t count;		/* weight (the samples' periods, or 1 each) */
+	uint64_t total;		/* function table: inclusive weight */
+	uint64_t samples;	/* number of samples */
 };
 
 /* string -> counts, open addressing */
@@ -22,7 +24,7 @@ struct smap {
 
 struct ds_fold {
 	struct smap stacks;
-	uint64_t total;
+	uint64_t total, samples;
 };
 
 static struct fent *smap_get(struct smap *m, const char *key, size_t klen, int *err)
@@ -116,6 +118,12 @@ static int append(char **b, size_t *len, size_t *cap, const char *s, bool saniti
 int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 		uint64_t count)
 {
+	return ds_fold_add_weighted(f, comm, fr, count, count);
+}
+
+int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
+			 uint64_t samples, uint64_t count)
+{
 	char *b = NULL;
 	size_t len = 0, cap = 0;
 	struct fent *e;
@@ -131,7 +139,9 @@ int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 		e = smap_get(&f->stacks, b, len, &err);
 		if (e) {
 			e->count += count;
+			e->samples += samples;
 			f->total += count;
+			f->samples += samples;
 		}
 	}
 	free(b);
@@ -141,6 +151,17 @@ int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 uint64_t ds_fold_total(const struct ds_fold *f)
 {
 	return f->total;
+}
+
+uint64_t ds_fold_samples(const struct ds_fold *f)
+{
+	return f->samples;
+}
+
+/* a share in percent; 0 of 0 is 0 (all periods 0) */
+static double pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -238,9 +259,9 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 	}
 	if (err)
 		goto out;
-	fprintf(out, "# %" PRIu64 " samples, %zu distinct stacks\n\n", f->total,
-		f->stacks.used);
-	fprintf(out, "# top functions by self samples\n#   self%%  total%%  function\n");
+	fprintf(out, "# %" PRIu64 " samples, weight %" PRIu64 ", %zu distinct stacks\n\n",
+		f->samples, f->total, f->stacks.used);
+	fprintf(out, "# top functions by self share (period-weighted)\n#   self%%  total%%  function\n");
 	v = sorted(&funcs, cmp_count);
 	if (!v) {
 		err = -ENOMEM;
@@ -249,23 +270,23 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 	for (size_t i = 0; i < funcs.used && i < top; i++) {
 		if (!v[i].count)
 			break;
-		fprintf(out, "%8.2f%% %6.2f%%  %s\n", 100.0 * v[i].count / f->total,
-			100.0 * v[i].total / f->total, v[i].key);
+		fprintf(out, "%8.2f%% %6.2f%%  %s\n", pct(v[i].count, f->total),
+			pct(v[i].total, f->total), v[i].key);
 	}
 	qsort(v, funcs.used, sizeof(*v), cmp_total);
-	fprintf(out, "\n# top functions by total (inclusive) samples\n#  total%%  function\n");
+	fprintf(out, "\n# top functions by total (inclusive) share\n#  total%%  function\n");
 	for (size_t i = 0; i < funcs.used && i < top; i++)
-		fprintf(out, "%8.2f%%  %s\n", 100.0 * v[i].total / f->total, v[i].key);
+		fprintf(out, "%8.2f%%  %s\n", pct(v[i].total, f->total), v[i].key);
 	free(v);
 	v = sorted(&f->stacks, cmp_count);
 	if (!v) {
 		err = -ENOMEM;
 		goto out;
 	}
-	fprintf(out, "\n# top stacks (comm;root;...;leaf)\n");
+	fprintf(out, "\n# top stacks (comm;root;...;leaf)\n#   share  samples  stack\n");
 	for (size_t i = 0; i < f->stacks.used && i < top; i++)
-		fprintf(out, "%8.2f%% %8" PRIu64 "  %s\n", 100.0 * v[i].count / f->total,
-			v[i].count, v[i].key);
+		fprintf(out, "%8.2f%% %8" PRIu64 "  %s\n", pct(v[i].count, f->total),
+			v[i].samples, v[i].key);
 out:
 	free(v);
 	smap_free(&funcs);
@@ -276,7 +297,7 @@ out:
 
 struct fnode {
 	char *name;
-	uint64_t value;
+	uint64_t value, samples;
 	struct fnode **kids;
 	size_t nkids, ckids;
 };
@@ -356,8 +377,8 @@ static void svg_node(FILE *out, const struct fnode *n, double x, int depth, doub
 		return;
 	fprintf(out, "<g><title>");
 	xml_puts(out, n->name, 4096);
-	fprintf(out, " (%" PRIu64 " samples, %.2f%%)</title>", n->value,
-		100.0 * n->value / total);
+	fprintf(out, " (%" PRIu64 " samples, %.2f%%)</title>", n->samples,
+		pct(n->value, total));
 	fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" "
 		"fill=\"rgb(%d,%d,%d)\" rx=\"2\"/>", x, y, w, FRAME_H - 1,
 		205 + (int)(h % 50), 80 + (int)((h >> 8) % 150), (int)((h >> 16) % 55));
@@ -389,6 +410,7 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 		const char *p = v[i].key;
 
 		root->value += v[i].count;
+		root->samples += v[i].samples;
 		while (*p) {
 			const char *q = strchr(p, ';');
 			size_t l = q ? (size_t)(q - p) : strlen(p);
@@ -399,6 +421,7 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 				break;
 			}
 			n->value += v[i].count;
+			n->samples += v[i].samples;
 			p = q ? q + 1 : p + l;
 		}
 	}
@@ -415,7 +438,7 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 		"<text x=\"%d\" y=\"20\" style=\"font-size:16px\">", (int)SVG_W, height,
 		(int)SVG_W, height, (int)SVG_PAD);
 	xml_puts(out, title ? title : "Flame Graph", 200);
-	fprintf(out, " (%" PRIu64 " samples)</text>\n", root->value);
+	fprintf(out, " (%" PRIu64 " samples)</text>\n", root->samples);
 	if (root->value)
 		svg_node(out, root, SVG_PAD, 0, scale, root->value, height);
 	fprintf(out, "</svg>\n");

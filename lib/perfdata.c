@@ -157,6 +157,46 @@ static int build_id_table(struct ds_reader *r)
 	return 0;
 }
 
+/* How a record names its attr when there are several: PERF_SAMPLE_IDENTIFIER
+ * (first u64 of a sample, last u64 of other records) when every attr has
+ * it, else PERF_SAMPLE_ID at its fixed position when every attr has the
+ * same sample_type with ID (what perf 6.x writes for -e a,b). */
+static int pick_id_mode(struct ds_reader *r, const char *path)
+{
+	uint64_t st = r->attrs[0].attr.sample_type;
+	bool all_ident = true, same = true;
+
+	r->use_identifier = false;
+	r->id_sample_off = 0;
+	r->id_other_back = 0;
+	if (r->nr_attrs < 2)
+		return 0;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		all_ident &= !!(r->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+		same &= r->attrs[i].attr.sample_type == st;
+	}
+	if (all_ident) {
+		r->use_identifier = true;
+		r->id_sample_off = 8;
+		r->id_other_back = 8;
+		return 0;
+	}
+	if (same && (st & PERF_SAMPLE_ID)) {
+		r->use_identifier = true;
+		/* sample: header, IP, TID, TIME, ADDR, then ID */
+		r->id_sample_off = 8 + 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+					    !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR));
+		/* sample_id trailer: TID, TIME, ID, STREAM_ID, CPU */
+		r->id_other_back = 8 * (1 + !!(st & PERF_SAMPLE_STREAM_ID) +
+					!!(st & PERF_SAMPLE_CPU));
+		return 0;
+	}
+	if (same)
+		return 0;	/* one layout: every record parses the same way */
+	return rerr(r, -EOPNOTSUPP,
+		    "%s: attrs with different sample_type and no PERF_SAMPLE_IDENTIFIER", path);
+}
+
 int ds_reader_open(struct ds_reader *r, const char *path)
 {
 	struct file_header fh;
@@ -289,21 +329,9 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 	if (err)
 		goto fail_msg;
 	r->sample_id_all = r->attrs[0].attr.sample_id_all;
-	r->use_identifier = r->nr_attrs > 1;
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		if (!(r->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-			r->use_identifier = false;
-	}
-	if (r->nr_attrs > 1 && !r->use_identifier) {
-		for (size_t i = 1; i < r->nr_attrs; i++) {
-			if (r->attrs[i].attr.sample_type != r->attrs[0].attr.sample_type) {
-				err = rerr(r, -EOPNOTSUPP,
-					   "%s: attrs with different sample_type and no "
-					   "PERF_SAMPLE_IDENTIFIER", path);
-				goto fail;
-			}
-		}
-	}
+	err = pick_id_mode(r, path);
+	if (err)
+		goto fail;
 	memcpy(r->feat_bits, fh.features, sizeof(r->feat_bits));
 	if (fh.features[0] & (1ULL << FEAT_EVENT_DESC)) {
 		struct file_section sec;
@@ -401,12 +429,13 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 {
 	uint64_t id;
 
-	if (!r->use_identifier || rec->size < 16)
+	if (!r->use_identifier)
 		return &r->attrs[0];
-	if (rec->type == PERF_RECORD_SAMPLE)
-		id = ds_rd64((const uint8_t *)rec + 8);
-	else if (r->sample_id_all && rec->type < DS_RECORD_USER_TYPE_START)
-		id = ds_rd64((const uint8_t *)rec + rec->size - 8);
+	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= r->id_sample_off + 8)
+		id = ds_rd64((const uint8_t *)rec + r->id_sample_off);
+	else if (rec->type != PERF_RECORD_SAMPLE && r->sample_id_all &&
+		 rec->type < DS_RECORD_USER_TYPE_START && rec->size >= 8 + r->id_other_back)
+		id = ds_rd64((const uint8_t *)rec + rec->size - r->id_other_back);
 	else
 		return &r->attrs[0];
 	if (r->id_cap) {
@@ -419,6 +448,35 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		}
 	}
 	return &r->attrs[0];
+}
+
+size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec)
+{
+	return (size_t)(ds_reader_attr_of(r, rec) - r->attrs);
+}
+
+const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len)
+{
+	static const char *const hw[] = {
+		"cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles",
+	};
+	static const char *const sw[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	};
+	uint64_t c = a->attr.config;
+
+	if (a->name && *a->name)
+		return a->name;
+	if (a->attr.type == PERF_TYPE_HARDWARE && c < sizeof(hw) / sizeof(hw[0]))
+		return hw[c];
+	if (a->attr.type == PERF_TYPE_SOFTWARE && c < sizeof(sw) / sizeof(sw[0]))
+		return sw[c];
+	snprintf(buf, len, "type%u/config%#llx", a->attr.type, (unsigned long long)c);
+	return buf;
 }
 
 int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
@@ -643,11 +701,11 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 				wr(w, &sz, 4);
 				for (size_t k = 0; k < w->nr_attrs; k++) {
 					uint32_t nids = (uint32_t)w->attrs[k].nr_ids;
+					char nb[64];
 
 					wr(w, &w->attrs[k].attr, sz);
 					wr(w, &nids, 4);
-					wr_string(w, w->attrs[k].name ? w->attrs[k].name
-								      : "unknown");
+					wr_string(w, ds_attr_name(&w->attrs[k], nb, sizeof(nb)));
 					wr(w, w->attrs[k].ids, nids * 8);
 				}
 				break;

@@ -91,6 +91,24 @@ else
 	skp "perf not installed"
 fi
 
+# --- several events (perf 6.x layout: PERF_SAMPLE_ID, no IDENTIFIER): one
+# profile per event, weighted by period (cpu-clock: 3 samples of kfunc_a at
+# period 100, 1 of kfunc_b at 700 -> kfunc_b 70 %)
+"$OUT/tests/mkdata" --multi "$T/multi.data" || bad "mkdata --multi"
+printf 'ffffffff81000000 T _text\nffffffff81000000 T kfunc_a\nffffffff81000100 T kfunc_b\nffffffff81000200 T kfunc_pf\n' > "$T/multi.ks"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" > "$T/multi.txt" 2> "$T/multi.err"
+check "several events: report exit 0" test $? -eq 0
+check "several events: a section per event" bash -c "grep -q \"^# ======== event 'cpu-clock': 4 samples, period 1000\" '$T/multi.txt' && grep -q \"^# ======== event 'page-faults:u': 2 samples, period 2\" '$T/multi.txt'"
+check "several events: weighted by period (kfunc_b 70%)" bash -c "sed -n '/event .cpu-clock/,/event .page-faults/p' '$T/multi.txt' | grep -q '70.00%  70.00%  kfunc_b'"
+check "several events: events not mixed" bash -c "! sed -n '/event .cpu-clock/,/event .page-faults/p' '$T/multi.txt' | grep -q kfunc_pf"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" --folded --event page-faults > "$T/multi.pf" 2>/dev/null
+check "--event page-faults (matches page-faults:u): its stacks only" bash -c "[ \"\$(cat '$T/multi.pf')\" = 'multi;kfunc_pf 2' ]"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" --folded > "$T/multi.f" 2> "$T/multi.ferr"
+check "--folded of several events: the first, with a note" bash -c "grep -qx 'multi;kfunc_b 700' '$T/multi.f' && ! grep -q kfunc_pf '$T/multi.f' && grep -q 'samples of 2 events; --folded shows .cpu-clock.' '$T/multi.ferr'"
+"$DSAN" report -i "$T/multi.data" -k /dev/null --event cycles > /dev/null 2> "$T/multi.nerr"
+rc=$?
+check "--event not in the file: exit 1, names the events" bash -c "[ $rc -eq 1 ] && grep -q \"no event 'cycles' in the recording (events: cpu-clock, page-faults:u)\" '$T/multi.nerr'"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i
@@ -294,6 +312,10 @@ else
 		fi
 		"$DS" record --mode auto --stitched -F 499 -o "$T/st.data" -- "$BURN" 0.5 2>/dev/null
 		check "record --stitched: perf $pv report reads it" bash -c "perf report -i '$T/st.data' --stdio 2>&1 | grep -q burn_leaf"
+		perf record -q -e cpu-clock,page-faults -g -o "$T/pmulti.data" -- "$BURN" 0.3 > /dev/null 2>&1
+		"$DSAN" report -i "$T/pmulti.data" > "$T/pmulti.txt" 2>/dev/null
+		check "perf record -e cpu-clock,page-faults: a section per event" \
+			bash -c "grep -q \"event 'cpu-clock'\" '$T/pmulti.txt' && grep -q \"event 'page-faults'\" '$T/pmulti.txt'"
 		if [ "${pv:-0}" -ge 7 ]; then
 			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
 		else

@@ -156,7 +156,9 @@ struct ds_reader {
 	struct ds_attr *attrs;
 	size_t nr_attrs;
 	bool sample_id_all;
-	bool use_identifier;	/* look attrs up by PERF_SAMPLE_IDENTIFIER */
+	bool use_identifier;	/* look attrs up by id (IDENTIFIER, else ID) */
+	size_t id_sample_off;	/* byte offset of the id in a sample */
+	size_t id_other_back;	/* ... in other records, from their end */
 	/* id -> attr: open addressing, id_attr[i] = attr index + 1, 0 = free;
 	 * the first attr that lists an id wins */
 	uint64_t *id_keys;
@@ -186,6 +188,11 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The attr a record belongs to (by IDENTIFIER, else the first attr). */
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec);
+/* Index in r->attrs of that attr. */
+size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec);
+/* The event's name: HEADER_EVENT_DESC's, else perf's name of a generic
+ * hardware/software event, else "typeT/configC" written into buf. */
+const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len);
 /* Parse a record with the right attr. */
 int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
 		    struct ds_event *ev);
@@ -386,10 +393,17 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 struct ds_fold;
 int ds_fold_new(struct ds_fold **out);
 void ds_fold_free(struct ds_fold *f);
-/* Add count to the stack "comm;root;...;leaf" (frames root->leaf). */
+/* Add count samples of weight count to the stack "comm;root;...;leaf"
+ * (frames root->leaf). */
 int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
 		uint64_t count);
+/* The same with a weight other than the number of samples (their periods:
+ * a profile weighted like perf report's). */
+int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
+			 uint64_t samples, uint64_t weight);
+/* Total weight, and number of samples, added. */
 uint64_t ds_fold_total(const struct ds_fold *f);
+uint64_t ds_fold_samples(const struct ds_fold *f);
 /* Folded output, one "a;b;c count" per line, sorted by stack. */
 int ds_fold_write(const struct ds_fold *f, FILE *out);
 /* Top functions (self and total) and top stacks. */

@@ -336,6 +336,57 @@ static void t_reader_id_lookup(void **state)
 	ds_reader_close(&rd);
 }
 
+/* perf 6.x writes several events with PERF_SAMPLE_ID and no IDENTIFIER: the
+ * attr is found by the id at its position (samples: after IP, TID, TIME;
+ * other records: in the sample_id trailer). */
+static void t_reader_sample_id_pos(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ID | PERF_SAMPLE_PERIOD;
+	uint64_t id0 = 11, id1 = 22;
+	struct ds_attr a[2];
+	struct ds_writer w;
+	struct ds_reader rd;
+	uint64_t smp[7] = { 0, 0x1234, 7 | (7ULL << 32), 99, 22, 5, 0 };
+	uint64_t comm[6] = { 0, 7 | (7ULL << 32), 0x6d6d6f63, 7 | (7ULL << 32), 1, 22 };
+	struct perf_event_header hs = { PERF_RECORD_SAMPLE, 0, sizeof(smp) };
+	struct perf_event_header hc = { PERF_RECORD_COMM, 0, sizeof(comm) };
+	struct ds_event ev;
+	char buf[64];
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 2; i++) {
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.sample_type = st;
+		a[i].attr.sample_id_all = 1;
+	}
+	a[1].attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a[0].ids = &id0;
+	a[0].nr_ids = 1;
+	a[1].ids = &id1;
+	a[1].nr_ids = 1;
+	assert_int_equal(ds_writer_open(&w, tpath("idpos.data"), a, 2), 0);
+	assert_int_equal(ds_writer_close(&w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("idpos.data")), 0);
+	assert_true(rd.use_identifier);
+	/* names: EVENT_DESC written from the generic names */
+	assert_string_equal(ds_attr_name(&rd.attrs[0], buf, sizeof(buf)), "cpu-clock");
+	assert_string_equal(ds_attr_name(&rd.attrs[1], buf, sizeof(buf)), "page-faults");
+	memcpy(smp, &hs, 8);
+	memcpy(comm, &hc, 8);
+	assert_int_equal(ds_reader_attr_index(&rd, (const void *)smp), 1);
+	assert_int_equal(ds_reader_parse(&rd, (const void *)smp, &ev), 0);
+	assert_int_equal(ev.period, 5);
+	assert_int_equal(ds_reader_attr_index(&rd, (const void *)comm), 1);
+	smp[4] = 11;
+	comm[5] = 11;
+	assert_int_equal(ds_reader_attr_index(&rd, (const void *)smp), 0);
+	assert_int_equal(ds_reader_attr_index(&rd, (const void *)comm), 0);
+	ds_reader_close(&rd);
+}
+
 static void write_bytes(const char *path, const void *b, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -788,6 +839,7 @@ int main(void)
 		cmocka_unit_test(t_perfdata_bad),
 		cmocka_unit_test(t_perfdata_unfinished),
 		cmocka_unit_test(t_reader_id_lookup),
+		cmocka_unit_test(t_reader_sample_id_pos),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
 		cmocka_unit_test(t_stitch_many_tasks),
