@@ -484,7 +484,7 @@ int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *r
 {
 	const struct ds_attr *a = ds_reader_attr_of(r, rec);
 
-	return ds_event_parse(rec, rec->size, a->attr.sample_type, r->sample_id_all, ev);
+	return ds_event_parse_attr(rec, rec->size, &a->attr, r->sample_id_all, ev);
 }
 
 /* ---------------------------------------------------------------- writer */

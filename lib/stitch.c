@@ -295,6 +295,55 @@ static int on_deferred_record(struct ds_stitcher *s, const struct ds_event *ev)
 	return 0;
 }
 
+/* Does the chain hold a user ip?  Entries before any context marker count
+ * by address. */
+static bool has_user_ips(const uint64_t *c, uint64_t nr)
+{
+	int ctx = 0;	/* 0 none yet, 1 kernel, 2 user, 3 other */
+
+	for (uint64_t i = 0; i < nr; i++) {
+		if (c[i] >= PERF_CONTEXT_MAX) {
+			ctx = c[i] == PERF_CONTEXT_USER ? 2 : c[i] == PERF_CONTEXT_KERNEL ? 1 : 3;
+			continue;
+		}
+		if (ctx == 2 || (ctx == 0 && c[i] < 0xffff800000000000ULL))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A complete chain without user part (perf record --call-graph dwarf leaves
+ * the user stack to the tool: kernel entries or nothing) still has a first
+ * user frame, as perf shows it: the user ip of PERF_SAMPLE_REGS_USER, else
+ * the sample's own ip when it was taken in user mode.
+ */
+static int add_user_ip(struct ds_stitcher *s, const struct ds_event *ev,
+		       struct ds_stitch_out *o)
+{
+	uint64_t ip;
+	int err;
+
+	if (ev->have & DS_EV_USER_IP)
+		ip = ev->user_ip;
+	else if ((ev->have & DS_EV_IP) &&
+		 (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
+		ip = ev->ip;
+	else
+		return 0;
+	if (has_user_ips(ev->chain, ev->nr))
+		return 0;
+	err = chain_reserve(s, ev->nr + 2);
+	if (err)
+		return err;
+	memcpy(s->chain_buf, ev->chain, ev->nr * 8);
+	s->chain_buf[ev->nr] = PERF_CONTEXT_USER;
+	s->chain_buf[ev->nr + 1] = ip;
+	o->chain = s->chain_buf;
+	o->nr = ev->nr + 2;
+	return 0;
+}
+
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 {
 	struct ds_stitch_out o;
@@ -317,7 +366,8 @@ int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 			o.kind = DS_OUT_COMPLETE;
 			o.chain = ev->chain;
 			o.nr = ev->nr;
-			return emit(s, &o);
+			err = add_user_ip(s, ev, &o);
+			return err ? err : emit(s, &o);
 		}
 		return on_deferred_sample(s, ev);
 	case DS_RECORD_CALLCHAIN_DEFERRED:

@@ -316,6 +316,14 @@ else
 		"$DSAN" report -i "$T/pmulti.data" > "$T/pmulti.txt" 2>/dev/null
 		check "perf record -e cpu-clock,page-faults: a section per event" \
 			bash -c "grep -q \"event 'cpu-clock'\" '$T/pmulti.txt' && grep -q \"event 'page-faults'\" '$T/pmulti.txt'"
+		# --call-graph dwarf: no user part in the chains; the user ip of the
+		# sample (or of its user registers) is the first user frame
+		perf record -q --call-graph dwarf -o "$T/dwarf.data" -- "$BURN" 0.3 > /dev/null 2>&1
+		"$DSAN" report -i "$T/dwarf.data" --folded > "$T/dwarf.folded" 2>/dev/null
+		check "perf --call-graph dwarf file: user frames kept (burn_leaf, syscall_loop)" \
+			bash -c "grep -q '^burn;burn_leaf ' '$T/dwarf.folded' && grep -q '^burn;syscall_loop ' '$T/dwarf.folded'"
+		check "perf --call-graph dwarf file: kernel samples get their user frame" \
+			grep -qE '^burn;(__GI___libc_)?write;entry_SYSCALL' "$T/dwarf.folded"
 		if [ "${pv:-0}" -ge 7 ]; then
 			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
 		else

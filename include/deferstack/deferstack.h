@@ -41,6 +41,7 @@ enum {
 	DS_EV_PERIOD = 1u << 5,
 	DS_EV_CALLCHAIN = 1u << 6,
 	DS_EV_STREAM_ID = 1u << 7,
+	DS_EV_USER_IP = 1u << 8,
 };
 
 /*
@@ -61,6 +62,8 @@ struct ds_event {
 	uint32_t cpu;
 	uint64_t ip;
 	uint64_t period;
+	/* the user ip from PERF_SAMPLE_REGS_USER (ds_event_parse_attr) */
+	uint64_t user_ip;
 	/* PERF_RECORD_SAMPLE callchain (all contexts, raw) */
 	uint64_t nr;
 	const uint64_t *chain;
@@ -92,6 +95,14 @@ size_t ds_sample_id_size(uint64_t sample_type);
  */
 int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
 		   bool sample_id_all, struct ds_event *ev);
+
+/*
+ * The same with the whole attr: also reads the fields after the callchain
+ * that need more than sample_type (RAW, BRANCH_STACK, REGS_USER) to find
+ * the user ip of PERF_SAMPLE_REGS_USER (user_ip, DS_EV_USER_IP).
+ */
+int ds_event_parse_attr(const void *rec, size_t rec_len, const struct perf_event_attr *attr,
+			bool sample_id_all, struct ds_event *ev);
 
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ..., "UNKNOWN"). */
 const char *ds_record_name(uint32_t type);

@@ -582,6 +582,112 @@ static void t_merge_backwards(void **state)
 	free(s.b);
 }
 
+/* perf record --call-graph dwarf: no user part in the callchain, the user
+ * ip in PERF_SAMPLE_REGS_USER (and the stack dump after it).  The first
+ * user frame must not be dropped: the regs' ip, else the sample ip of a
+ * user-mode sample; a chain with user ips is left alone. */
+struct chain_cap {
+	uint64_t c[16];
+	uint64_t nr;
+	int n;
+};
+
+static int chain_cb(void *arg, const struct ds_stitch_out *o)
+{
+	struct chain_cap *cc = arg;
+
+	if (o->kind != DS_OUT_COMPLETE)
+		return 0;
+	assert_true(o->nr <= 16);
+	memcpy(cc->c, o->chain, o->nr * 8);
+	cc->nr = o->nr;
+	cc->n++;
+	return 0;
+}
+
+static void dwarf_sample(struct sbuf *s, uint16_t misc, uint64_t ip, const uint64_t *chain,
+			 uint64_t nr, uint64_t abi, uint64_t uip)
+{
+	size_t at = sb_begin(s, PERF_RECORD_SAMPLE, misc);
+
+	sb_u64(s, ip);
+	sb_u32x2(s, 9, 9);
+	sb_u64(s, 100);			/* time */
+	sb_u64(s, 1);			/* period */
+	sb_u64(s, nr);
+	for (uint64_t i = 0; i < nr; i++)
+		sb_u64(s, chain[i]);
+	sb_u64(s, abi);			/* REGS_USER: abi, regs[popcount(mask)] */
+	if (abi) {
+		for (int r = 0; r < 10; r++)
+			sb_u64(s, r == 8 ? uip : 0x1000 + (uint64_t)r);	/* 8: ip */
+	}
+	sb_u64(s, 16);			/* STACK_USER: size, data, dyn_size */
+	sb_u64(s, 0);
+	sb_u64(s, 0);
+	sb_u64(s, 16);
+	sb_end(s, at);
+}
+
+static void t_dwarf_user_ip(void **state)
+{
+	struct perf_event_attr a;
+	struct ds_stitcher st;
+	struct chain_cap cc;
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	uint64_t kchain[] = { PERF_CONTEXT_KERNEL, KADDR(1), KADDR(2) };
+	uint64_t uchain[] = { PERF_CONTEXT_USER, UADDR(5), UADDR(6) };
+	uint64_t ctxonly[] = { PERF_CONTEXT_USER };
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = 0x3ff;	/* regs 0..9; the ip (8) is the 9th */
+	memset(&cc, 0, sizeof(cc));
+	assert_int_equal(ds_stitch_init(&st, 0, chain_cb, &cc), 0);
+	/* kernel-mode sample: kernel chain + the user regs' ip */
+	dwarf_sample(&s, PERF_RECORD_MISC_KERNEL, KADDR(1), kchain, 3, 2, UADDR(0x77));
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_true(ev.have & DS_EV_USER_IP);
+	assert_int_equal(ev.user_ip, UADDR(0x77));
+	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(cc.nr, 5);
+	assert_true(cc.c[3] == PERF_CONTEXT_USER);
+	assert_int_equal(cc.c[4], UADDR(0x77));
+	/* user-mode sample with an empty chain, no regs (abi NONE): the ip */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x42), NULL, 0, 0, 0);
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_false(ev.have & DS_EV_USER_IP);
+	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(cc.nr, 2);
+	assert_true(cc.c[0] == PERF_CONTEXT_USER);
+	assert_int_equal(cc.c[1], UADDR(0x42));
+	/* only a context marker: the ip too */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x43), ctxonly, 1, 0, 0);
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(cc.nr, 3);
+	assert_int_equal(cc.c[2], UADDR(0x43));
+	/* a chain with user ips stays as it is */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(5), uchain, 3, 2, UADDR(5));
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(cc.nr, 3);
+	assert_int_equal(cc.c[1], UADDR(5));
+	/* a register dump that does not fit the record */
+	a.sample_regs_user = ~0ULL;
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), -EINVAL);
+	assert_int_equal(cc.n, 4);
+	ds_stitch_destroy(&st);
+	free(s.b);
+}
+
 /* Many tasks exiting (hash deletion) must keep the others findable. */
 static int count_cb(void *arg, const struct ds_stitch_out *o)
 {
@@ -843,6 +949,7 @@ int main(void)
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
 		cmocka_unit_test(t_stitch_many_tasks),
+		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
