@@ -14,6 +14,7 @@ struct fent {
 	uint64_t count;		/* weight (the samples' periods, or 1 each) */
 	uint64_t total;		/* function table: inclusive weight */
 	uint64_t samples;	/* number of samples */
+	size_t mark;		/* function table: last stack counted in total */
 };
 
 /* string -> counts, open addressing */
@@ -221,12 +222,12 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 	struct fent *v = NULL;
 	int err = 0;
 
-	/* self = leaf frame; total = every distinct frame of the stack once */
+	/* self = leaf frame; total = every distinct frame of the stack once:
+	 * a function's mark says which stack counted it last, so recursion
+	 * and repeated frames cost O(1) each (linear in the stack depth) */
 	for (size_t i = 0; i < f->stacks.cap && !err; i++) {
 		const struct fent *e = &f->stacks.e[i];
 		const char *k, *p, *leaf;
-		char **seen = NULL;
-		size_t nseen = 0, cseen = 0;
 
 		if (!e->key)
 			continue;
@@ -240,22 +241,17 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 			const char *q = strchr(p, ';');
 			size_t l = q ? (size_t)(q - p) : strlen(p);
 			struct fent *fe = smap_get(&funcs, p, l, &err);
-			bool dup = false;
 
 			if (!fe)
 				break;
-			for (size_t j = 0; j < nseen; j++)
-				dup |= seen[j] == fe->key;
-			if (!dup) {
+			if (fe->mark != i + 1) {
+				fe->mark = i + 1;
 				fe->total += e->count;
-				if (!ds_grow(&seen, &cseen, nseen + 1, sizeof(*seen)))
-					seen[nseen++] = fe->key;
 			}
 			if (p == leaf)
 				fe->count += e->count;
 			p = q ? q + 1 : p + l;
 		}
-		free(seen);
 	}
 	if (err)
 		goto out;

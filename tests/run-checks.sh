@@ -109,6 +109,16 @@ check "--folded of several events: the first, with a note" bash -c "grep -qx 'mu
 rc=$?
 check "--event not in the file: exit 1, names the events" bash -c "[ $rc -eq 1 ] && grep -q \"no event 'cycles' in the recording (events: cpu-clock, page-faults:u)\" '$T/multi.nerr'"
 
+# --- report --text is linear in the stack depth: 200 distinct stacks of
+# 8,000 distinct frames (the quadratic version took 19 s here under ASan)
+"$OUT/tests/mkdata" --deep "$T/deep.data" "$T/deep.ks" 200 8000 || bad "mkdata --deep"
+t0=$(date +%s%N)
+timeout 60 "$DSAN" report -i "$T/deep.data" -k "$T/deep.ks" --text --top 3 > "$T/deep.txt" 2>/dev/null
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "report --text of 200 x 8,000 frames: ${ms} ms under ASan (< 5 s)" \
+	bash -c "[ $rc -eq 0 ] && [ $ms -lt 5000 ] && grep -q '100.00%  deep_fn_1$' '$T/deep.txt'"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i

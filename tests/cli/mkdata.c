@@ -8,6 +8,9 @@
  *       no IDENTIFIER): cpu-clock with 3 samples in KADDR(0x10) of period
  *       100 and one in KADDR(0x110) of period 700; page-faults with 2
  *       samples in KADDR(0x210) of period 1
+ *   mkdata --deep OUT KALLSYMS N DEPTH  N samples of DEPTH kernel frames,
+ *       each frame its own function of KALLSYMS (written too), each sample
+ *       its own leaf: N distinct stacks of DEPTH distinct frames
  */
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +90,35 @@ static int write_multi(const char *path)
 	return err;
 }
 
+static int write_deep(const char *path, const char *ks, unsigned n, unsigned depth)
+{
+	struct sbuf s = { 0 };
+	uint64_t *chain = calloc(depth + 1, 8);
+	FILE *f = fopen(ks, "w");
+	int err;
+
+	if (!chain || !f || depth < 2 || depth > 8100)
+		return -1;
+	fprintf(f, "%016llx T _text\n", (unsigned long long)KADDR(0));
+	for (unsigned i = 0; i < depth + n; i++)
+		fprintf(f, "%016llx T deep_fn_%u\n", (unsigned long long)KADDR(16 * i), i);
+	if (fclose(f))
+		return -1;
+	sb_comm(&s, 5, "deep", 1);
+	chain[0] = PERF_CONTEXT_KERNEL;
+	for (unsigned k = 0; k < n; k++) {
+		chain[1] = KADDR(16 * (depth + k));	/* the leaf: one per sample */
+		for (unsigned i = 1; i < depth; i++)
+			chain[i + 1] = KADDR(16 * i + 4);
+		sb_sample(&s, 5, 10 + k, 0, chain, depth + 1);
+	}
+	sb_round(&s);
+	err = sb_write_file(&s, path);
+	free(s.b);
+	free(chain);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct sbuf s = { 0 };
@@ -96,8 +128,13 @@ int main(int argc, char **argv)
 		err = write_multi(argv[2]);
 		goto out;
 	}
+	if (argc == 6 && !strcmp(argv[1], "--deep")) {
+		err = write_deep(argv[2], argv[3], (unsigned)atoi(argv[4]),
+				 (unsigned)atoi(argv[5]));
+		goto out;
+	}
 	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: mkdata OUT [MAPPED_FILE] | --multi OUT\n");
+		fprintf(stderr, "usage: mkdata OUT [MAPPED_FILE] | --multi OUT | --deep OUT KS N DEPTH\n");
 		return 2;
 	}
 	sb_comm(&s, 100, "alpha", 1);

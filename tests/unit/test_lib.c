@@ -907,6 +907,22 @@ static void t_fold(void **state)
 	assert_non_null(strstr(text, "83.33%  83.33%  leaf"));
 	assert_non_null(strstr(text, "100.00%  main"));
 	free(text);
+	{	/* recursion: a function counts once per stack in total */
+		char *rn[] = { "main", "rec", "rec", "rec" };
+		struct ds_frames r = { rn, 4, 4, NULL, 0, 0 };
+		struct ds_fold *fr;
+
+		assert_int_equal(ds_fold_new(&fr), 0);
+		assert_int_equal(ds_fold_add(fr, "app", &r, 2), 0);
+		assert_int_equal(ds_fold_add(fr, "app", &a, 2), 0);
+		f = open_memstream(&text, &len);
+		assert_int_equal(ds_fold_write_text(fr, f, 10), 0);
+		fclose(f);
+		assert_non_null(strstr(text, "50.00%  50.00%  rec\n"));
+		assert_non_null(strstr(text, "100.00%  main\n"));
+		free(text);
+		ds_fold_free(fr);
+	}
 	f = open_memstream(&text, &len);
 	assert_int_equal(ds_fold_write_svg(fo, f, "t<1>"), 0);
 	fclose(f);
