@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 struct fent {
@@ -17,10 +18,10 @@ struct fent {
 	size_t mark;		/* function table: last stack counted in total */
 };
 
-/* string -> counts, open addressing */
+/* string -> counts: the library's hash table, keyed by the string's hash,
+ * values struct fent with the string after them */
 struct smap {
-	struct fent *e;
-	size_t cap, used;
+	struct ds_htab t;
 };
 
 struct ds_fold {
@@ -28,60 +29,53 @@ struct ds_fold {
 	uint64_t total, samples;
 };
 
+struct skey {
+	const char *k;
+	size_t len;
+};
+
+static bool fent_is(const void *val, const void *arg)
+{
+	const struct fent *e = val;
+	const struct skey *k = arg;
+
+	return !strncmp(e->key, k->k, k->len) && !e->key[k->len];
+}
+
 static struct fent *smap_get(struct smap *m, const char *key, size_t klen, int *err)
 {
-	size_t mask, i;
+	struct skey sk = { key, klen };
 	uint64_t h = 1469598103934665603ULL;
+	struct fent *e;
 
-	if ((m->used + 1) * 2 > m->cap) {
-		struct smap n = { NULL, m->cap ? m->cap * 2 : 256, 0 };
-
-		n.e = calloc(n.cap, sizeof(*n.e));
-		if (!n.e) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		for (size_t k = 0; k < m->cap; k++) {
-			if (m->e[k].key) {
-				size_t j = ds_hash_str(m->e[k].key) & (n.cap - 1);
-
-				while (n.e[j].key)
-					j = (j + 1) & (n.cap - 1);
-				n.e[j] = m->e[k];
-			}
-		}
-		n.used = m->used;
-		free(m->e);
-		*m = n;
-	}
 	for (size_t k = 0; k < klen; k++) {
 		h ^= (unsigned char)key[k];
 		h *= 1099511628211ULL;
 	}
-	mask = m->cap - 1;
-	i = h & mask;
-	while (m->e[i].key) {
-		if (!strncmp(m->e[i].key, key, klen) && !m->e[i].key[klen])
-			return &m->e[i];
-		i = (i + 1) & mask;
-	}
-	m->e[i].key = malloc(klen + 1);
-	if (!m->e[i].key) {
+	e = ds_htab_get(&m->t, h, fent_is, &sk);
+	if (e)
+		return e;
+	e = calloc(1, sizeof(*e) + klen + 1);
+	if (!e) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	memcpy(m->e[i].key, key, klen);
-	m->e[i].key[klen] = 0;
-	m->used++;
-	return &m->e[i];
+	e->key = (char *)(e + 1);
+	memcpy(e->key, key, klen);
+	e->key[klen] = 0;
+	*err = ds_htab_put(&m->t, h, e);
+	if (*err) {
+		free(e);
+		return NULL;
+	}
+	return e;
 }
 
 static void smap_free(struct smap *m)
 {
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->e[i].key);
-	free(m->e);
-	memset(m, 0, sizeof(*m));
+	for (size_t i = 0; i < m->t.cap; i++)
+		free(m->t.s[i].val);
+	ds_htab_free(&m->t);
 }
 
 int ds_fold_new(struct ds_fold **out)
@@ -191,14 +185,14 @@ static int cmp_total(const void *a, const void *b)
 /* Dense sorted copy of the entries (keys shared, not owned). */
 static struct fent *sorted(const struct smap *m, int (*cmp)(const void *, const void *))
 {
-	struct fent *v = malloc((m->used + 1) * sizeof(*v));
+	struct fent *v = malloc((m->t.used + 1) * sizeof(*v));
 	size_t n = 0;
 
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < m->cap; i++) {
-		if (m->e[i].key)
-			v[n++] = m->e[i];
+	for (size_t i = 0; i < m->t.cap; i++) {
+		if (m->t.s[i].val)
+			v[n++] = *(const struct fent *)m->t.s[i].val;
 	}
 	qsort(v, n, sizeof(*v), cmp);
 	return v;
@@ -210,7 +204,7 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < f->stacks.used; i++)
+	for (size_t i = 0; i < f->stacks.t.used; i++)
 		fprintf(out, "%s %" PRIu64 "\n", v[i].key, v[i].count);
 	free(v);
 	return ds_stream_err(out);
@@ -225,11 +219,11 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 	/* self = leaf frame; total = every distinct frame of the stack once:
 	 * a function's mark says which stack counted it last, so recursion
 	 * and repeated frames cost O(1) each (linear in the stack depth) */
-	for (size_t i = 0; i < f->stacks.cap && !err; i++) {
-		const struct fent *e = &f->stacks.e[i];
+	for (size_t i = 0; i < f->stacks.t.cap && !err; i++) {
+		const struct fent *e = f->stacks.t.s[i].val;
 		const char *k, *p, *leaf;
 
-		if (!e->key)
+		if (!e)
 			continue;
 		k = strchr(e->key, ';');
 		if (!k)
@@ -256,22 +250,22 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 	if (err)
 		goto out;
 	fprintf(out, "# %" PRIu64 " samples, weight %" PRIu64 ", %zu distinct stacks\n\n",
-		f->samples, f->total, f->stacks.used);
+		f->samples, f->total, f->stacks.t.used);
 	fprintf(out, "# top functions by self share (period-weighted)\n#   self%%  total%%  function\n");
 	v = sorted(&funcs, cmp_count);
 	if (!v) {
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < funcs.used && i < top; i++) {
+	for (size_t i = 0; i < funcs.t.used && i < top; i++) {
 		if (!v[i].count)
 			break;
 		fprintf(out, "%8.2f%% %6.2f%%  %s\n", pct(v[i].count, f->total),
 			pct(v[i].total, f->total), v[i].key);
 	}
-	qsort(v, funcs.used, sizeof(*v), cmp_total);
+	qsort(v, funcs.t.used, sizeof(*v), cmp_total);
 	fprintf(out, "\n# top functions by total (inclusive) share\n#  total%%  function\n");
-	for (size_t i = 0; i < funcs.used && i < top; i++)
+	for (size_t i = 0; i < funcs.t.used && i < top; i++)
 		fprintf(out, "%8.2f%%  %s\n", pct(v[i].total, f->total), v[i].key);
 	free(v);
 	v = sorted(&f->stacks, cmp_count);
@@ -280,7 +274,7 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 		goto out;
 	}
 	fprintf(out, "\n# top stacks (comm;root;...;leaf)\n#   share  samples  stack\n");
-	for (size_t i = 0; i < f->stacks.used && i < top; i++)
+	for (size_t i = 0; i < f->stacks.t.used && i < top; i++)
 		fprintf(out, "%8.2f%% %8" PRIu64 "  %s\n", pct(v[i].count, f->total),
 			v[i].samples, v[i].key);
 out:
@@ -401,7 +395,7 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 		err = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < f->stacks.used && !err; i++) {
+	for (size_t i = 0; i < f->stacks.t.used && !err; i++) {
 		struct fnode *n = root;
 		const char *p = v[i].key;
 

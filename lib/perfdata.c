@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
@@ -124,34 +125,23 @@ out:
 	free(b);
 }
 
-/* id -> attr index, so that a record's attr is found in O(1) instead of
+/* id -> attr, so that a record's attr is found in O(1) instead of
  * scanning every id of every attr per record. */
 static int build_id_table(struct ds_reader *r)
 {
-	size_t total = 0, cap = 16;
-
-	for (size_t i = 0; i < r->nr_attrs; i++)
-		total += r->attrs[i].nr_ids;
-	if (!total)
-		return 0;
-	while (cap < total * 2)
-		cap *= 2;
-	r->id_keys = calloc(cap, sizeof(*r->id_keys));
-	r->id_attr = calloc(cap, sizeof(*r->id_attr));
-	if (!r->id_keys || !r->id_attr)
+	r->id_tab = calloc(1, sizeof(*r->id_tab));
+	if (!r->id_tab)
 		return -ENOMEM;
-	r->id_cap = cap;
 	for (size_t i = 0; i < r->nr_attrs; i++) {
 		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
 			uint64_t id = r->attrs[i].ids[k];
-			size_t h = ds_hash64(id) & (cap - 1);
+			int err;
 
-			while (r->id_attr[h] && r->id_keys[h] != id)
-				h = (h + 1) & (cap - 1);
-			if (!r->id_attr[h]) {	/* the first attr wins */
-				r->id_keys[h] = id;
-				r->id_attr[h] = (uint32_t)i + 1;
-			}
+			if (ds_htab_get(r->id_tab, id, NULL, NULL))
+				continue;	/* the first attr wins */
+			err = ds_htab_put(r->id_tab, id, &r->attrs[i]);
+			if (err)
+				return err;
 		}
 	}
 	return 0;
@@ -379,8 +369,10 @@ void ds_reader_close(struct ds_reader *r)
 		free(r->attrs[i].name);
 	}
 	free(r->attrs);
-	free(r->id_keys);
-	free(r->id_attr);
+	if (r->id_tab) {
+		ds_htab_free(r->id_tab);
+		free(r->id_tab);
+	}
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
@@ -427,6 +419,7 @@ cut:
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec)
 {
+	const struct ds_attr *a;
 	uint64_t id;
 
 	if (!r->use_identifier)
@@ -438,16 +431,8 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		id = ds_rd64((const uint8_t *)rec + rec->size - r->id_other_back);
 	else
 		return &r->attrs[0];
-	if (r->id_cap) {
-		size_t h = ds_hash64(id) & (r->id_cap - 1);
-
-		while (r->id_attr[h]) {
-			if (r->id_keys[h] == id)
-				return &r->attrs[r->id_attr[h] - 1];
-			h = (h + 1) & (r->id_cap - 1);
-		}
-	}
-	return &r->attrs[0];
+	a = r->id_tab ? ds_htab_get(r->id_tab, id, NULL, NULL) : NULL;
+	return a ? a : &r->attrs[0];
 }
 
 size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec)

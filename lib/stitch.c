@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 struct pend {
@@ -41,9 +42,8 @@ int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch
 	s->max_pending_per_task = max_pending_per_task ? max_pending_per_task : 65536;
 	s->cb = cb;
 	s->cb_arg = cb_arg;
-	s->tab_cap = 64;
-	s->tab = calloc(s->tab_cap, sizeof(*s->tab));
-	return s->tab ? 0 : -ENOMEM;
+	s->tasks = calloc(1, sizeof(*s->tasks));
+	return s->tasks ? 0 : -ENOMEM;
 }
 
 static void task_free(struct ds_task *t)
@@ -62,90 +62,46 @@ static void task_free(struct ds_task *t)
 
 void ds_stitch_destroy(struct ds_stitcher *s)
 {
-	for (size_t i = 0; s->tab && i < s->tab_cap; i++) {
-		if (s->tab[i])
-			task_free(s->tab[i]);
+	if (s->tasks) {
+		for (size_t i = 0; i < s->tasks->cap; i++) {
+			if (s->tasks->s[i].val)
+				task_free(s->tasks->s[i].val);
+		}
+		ds_htab_free(s->tasks);
+		free(s->tasks);
 	}
-	free(s->tab);
 	free(s->chain_buf);
 	memset(s, 0, sizeof(*s));
 }
 
-static size_t slot_of(const struct ds_stitcher *s, uint32_t tid)
+size_t ds_stitch_nr_tasks(const struct ds_stitcher *s)
 {
-	size_t mask = s->tab_cap - 1, i = ds_hash64(tid) & mask;
-
-	while (s->tab[i] && s->tab[i]->tid != tid)
-		i = (i + 1) & mask;
-	return i;
+	return s->tasks ? s->tasks->used : 0;
 }
 
-static int rehash(struct ds_stitcher *s)
+static struct ds_task *task_find(struct ds_stitcher *s, uint32_t tid)
 {
-	struct ds_task **old = s->tab;
-	size_t old_cap = s->tab_cap;
-
-	s->tab = calloc(old_cap * 2, sizeof(*s->tab));
-	if (!s->tab) {
-		s->tab = old;
-		return -ENOMEM;
-	}
-	s->tab_cap = old_cap * 2;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i])
-			s->tab[slot_of(s, old[i]->tid)] = old[i];
-	}
-	free(old);
-	return 0;
+	return ds_htab_get(s->tasks, tid, NULL, NULL);
 }
 
 static struct ds_task *task_get(struct ds_stitcher *s, uint32_t tid, int *err)
 {
-	size_t i;
+	struct ds_task *t = task_find(s, tid);
 
-	if ((s->tab_used + 1) * 4 > s->tab_cap * 3) {
-		*err = rehash(s);
-		if (*err)
-			return NULL;
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	i = slot_of(s, tid);
-	if (!s->tab[i]) {
-		s->tab[i] = calloc(1, sizeof(struct ds_task));
-		if (!s->tab[i]) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		s->tab[i]->tid = tid;
-		s->tab_used++;
+	t->tid = tid;
+	*err = ds_htab_put(s->tasks, tid, t);
+	if (*err) {
+		free(t);
+		return NULL;
 	}
-	return s->tab[i];
-}
-
-/* Remove the task of tid (backward-shift deletion, linear probing). */
-static void task_del(struct ds_stitcher *s, uint32_t tid)
-{
-	size_t mask = s->tab_cap - 1, i = slot_of(s, tid), j;
-
-	if (!s->tab[i])
-		return;
-	task_free(s->tab[i]);
-	s->tab[i] = NULL;
-	s->tab_used--;
-	j = i;
-	for (;;) {
-		size_t k;
-
-		j = (j + 1) & mask;
-		if (!s->tab[j])
-			break;
-		k = ds_hash64(s->tab[j]->tid) & mask;
-		/* move j to i unless its home k lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			s->tab[i] = s->tab[j];
-			s->tab[j] = NULL;
-			i = j;
-		}
-	}
+	return t;
 }
 
 static int emit(struct ds_stitcher *s, struct ds_stitch_out *o)
@@ -375,11 +331,12 @@ int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 		err = emit(s, &o);
 		return err ? err : on_deferred_record(s, ev);
 	case PERF_RECORD_EXIT: {
-		size_t i = slot_of(s, ev->tid);
+		struct ds_task *t = task_find(s, ev->tid);
 
-		if (s->tab[i]) {
-			err = flush_pending(s, s->tab[i], NULL, 0, DS_UNM_EXIT);
-			task_del(s, ev->tid);
+		if (t) {
+			err = flush_pending(s, t, NULL, 0, DS_UNM_EXIT);
+			ds_htab_del(s->tasks, ev->tid, NULL, NULL);
+			task_free(t);
 		}
 		return err ? err : emit(s, &o);
 	}
@@ -416,12 +373,14 @@ int ds_stitch_finish(struct ds_stitcher *s)
 	size_t n = 0;
 	int err = 0;
 
-	v = malloc((s->tab_used + 1) * sizeof(*v));
+	v = malloc((s->tasks->used + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->tab_cap; i++) {
-		if (s->tab[i] && s->tab[i]->npend)
-			v[n++] = s->tab[i];
+	for (size_t i = 0; i < s->tasks->cap; i++) {
+		struct ds_task *t = s->tasks->s[i].val;
+
+		if (t && t->npend)
+			v[n++] = t;
 	}
 	qsort(v, n, sizeof(*v), cmp_task_time);
 	for (size_t i = 0; i < n && !err; i++)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 struct sym {
@@ -53,12 +54,6 @@ struct comm {
 	char name[16];
 };
 
-/* Small open-addressing table u32 key -> pointer (key stored in object). */
-struct tab {
-	void **v;
-	size_t cap, used;
-};
-
 struct ds_symbols {
 	struct sym *ksyms;
 	size_t nr_ksyms;
@@ -66,46 +61,10 @@ struct ds_symbols {
 	uint64_t ktext;
 	struct dso **dsos;
 	size_t nr_dsos, cap_dsos;
-	struct tab maps;	/* struct mapset, key pid */
-	struct tab comms;	/* struct comm, key tid */
+	struct ds_htab dso_by_path;	/* struct dso, key: hash of the path */
+	struct ds_htab maps;	/* struct mapset, key pid */
+	struct ds_htab comms;	/* struct comm, key tid */
 };
-
-static uint32_t key_mapset(const void *p) { return ((const struct mapset *)p)->pid; }
-static uint32_t key_comm(const void *p) { return ((const struct comm *)p)->tid; }
-
-static void **tab_slot(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
-{
-	size_t mask = t->cap - 1, i = ds_hash64(key) & mask;
-
-	while (t->v[i] && kf(t->v[i]) != key)
-		i = (i + 1) & mask;
-	return &t->v[i];
-}
-
-static void *tab_find(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
-{
-	return t->cap ? *tab_slot(t, key, kf) : NULL;
-}
-
-static int tab_add(struct tab *t, void *obj, uint32_t (*kf)(const void *))
-{
-	if ((t->used + 1) * 2 > t->cap) {
-		struct tab n = { NULL, t->cap ? t->cap * 2 : 64, t->used };
-
-		n.v = calloc(n.cap, sizeof(void *));
-		if (!n.v)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (t->v[i])
-				*tab_slot(&n, kf(t->v[i]), kf) = t->v[i];
-		}
-		free(t->v);
-		*t = n;
-	}
-	*tab_slot(t, kf(obj), kf) = obj;
-	t->used++;
-	return 0;
-}
 
 static int cmp_sym(const void *a, const void *b)
 {
@@ -170,18 +129,19 @@ void ds_symbols_free(struct ds_symbols *s)
 	for (size_t i = 0; i < s->nr_dsos; i++)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
+	ds_htab_free(&s->dso_by_path);
 	for (size_t i = 0; i < s->maps.cap; i++) {
-		struct mapset *m = s->maps.v[i];
+		struct mapset *m = s->maps.s[i].val;
 
 		if (m) {
 			free(m->maps);
 			free(m);
 		}
 	}
-	free(s->maps.v);
+	ds_htab_free(&s->maps);
 	for (size_t i = 0; i < s->comms.cap; i++)
-		free(s->comms.v[i]);
-	free(s->comms.v);
+		free(s->comms.s[i].val);
+	ds_htab_free(&s->comms);
 	free(s);
 }
 
@@ -379,18 +339,24 @@ out:
 	close(fd);
 }
 
+static bool dso_is(const void *val, const void *path)
+{
+	return !strcmp(((const struct dso *)val)->path, path);
+}
+
 static struct dso *dso_get(struct ds_symbols *s, const char *path)
 {
-	struct dso *d;
+	uint64_t h = ds_hash_str(path);
+	struct dso *d = ds_htab_get(&s->dso_by_path, h, dso_is, path);
 
-	for (size_t i = 0; i < s->nr_dsos; i++) {
-		if (!strcmp(s->dsos[i]->path, path))
-			return s->dsos[i];
-	}
+	if (d)
+		return d;
 	if (ds_grow(&s->dsos, &s->cap_dsos, s->nr_dsos + 1, sizeof(*s->dsos)))
 		return NULL;
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(path)) || ds_htab_put(&s->dso_by_path, h, d)) {
+		if (d)
+			free(d->path);
 		free(d);
 		return NULL;
 	}
@@ -400,7 +366,7 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 
 static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 {
-	struct mapset *m = tab_find(&s->maps, pid, key_mapset);
+	struct mapset *m = ds_htab_get(&s->maps, pid, NULL, NULL);
 
 	if (m)
 		return m;
@@ -408,7 +374,7 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 	if (!m)
 		return NULL;
 	m->pid = pid;
-	if (tab_add(&s->maps, m, key_mapset)) {
+	if (ds_htab_put(&s->maps, pid, m)) {
 		free(m);
 		return NULL;
 	}
@@ -417,14 +383,14 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 
 static int set_comm(struct ds_symbols *s, uint32_t tid, const char *name)
 {
-	struct comm *c = tab_find(&s->comms, tid, key_comm);
+	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
 
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return -ENOMEM;
 		c->tid = tid;
-		if (tab_add(&s->comms, c, key_comm)) {
+		if (ds_htab_put(&s->comms, tid, c)) {
 			free(c);
 			return -ENOMEM;
 		}
@@ -459,7 +425,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 	}
 	case PERF_RECORD_COMM:
 		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			m = tab_find(&s->maps, ev->pid, key_mapset);
+			m = ds_htab_get(&s->maps, ev->pid, NULL, NULL);
 			if (m)
 				m->nr = 0;
 		}
@@ -469,7 +435,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		const char *pc = ds_symbols_comm(s, ev->ptid);
 		int err;
 
-		if (pc && !tab_find(&s->comms, ev->tid, key_comm)) {
+		if (pc && !ds_htab_get(&s->comms, ev->tid, NULL, NULL)) {
 			char tmp[16];
 
 			snprintf(tmp, sizeof(tmp), "%s", pc);
@@ -479,11 +445,11 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		}
 		if (ev->pid == ev->ppid)
 			return 0;
-		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		parent = ds_htab_get(&s->maps, ev->ppid, NULL, NULL);
 		if (!parent || !parent->nr)
 			return 0;
 		m = mapset_get(s, ev->pid);
-		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		parent = ds_htab_get(&s->maps, ev->ppid, NULL, NULL);
 		if (!m || !parent || ds_grow(&m->maps, &m->cap, parent->nr, sizeof(struct map)))
 			return -ENOMEM;
 		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
@@ -497,7 +463,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 {
-	struct comm *c = tab_find(&s->comms, tid, key_comm);
+	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
 
 	return c ? c->name : NULL;
 }
@@ -522,7 +488,7 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 		snprintf(buf, len, "[kernel.kallsyms]");
 		return buf;
 	}
-	m = tab_find(&s->maps, pid, key_mapset);
+	m = ds_htab_get(&s->maps, pid, NULL, NULL);
 	for (size_t i = m ? m->nr : 0; i-- > 0;) {
 		struct map *mp = &m->maps[i];
 		struct dso *d = mp->dso;

@@ -159,6 +159,8 @@ struct ds_attr {
 	char *name;			/* from HEADER_EVENT_DESC, may be NULL */
 };
 
+struct ds_htab;
+
 /* Reader of a PERFILE2 file (little-endian, file mode, not pipe mode). */
 struct ds_reader {
 	FILE *f;
@@ -170,11 +172,8 @@ struct ds_reader {
 	bool use_identifier;	/* look attrs up by id (IDENTIFIER, else ID) */
 	size_t id_sample_off;	/* byte offset of the id in a sample */
 	size_t id_other_back;	/* ... in other records, from their end */
-	/* id -> attr: open addressing, id_attr[i] = attr index + 1, 0 = free;
-	 * the first attr that lists an id wins */
-	uint64_t *id_keys;
-	uint32_t *id_attr;
-	size_t id_cap;
+	/* id -> attr (the first attr that lists an id wins) */
+	struct ds_htab *id_tab;
 	uint64_t feat_bits[4];
 	uint8_t *buf;		/* current record, 8-byte aligned */
 	size_t buf_cap;
@@ -252,11 +251,12 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 /*
  * k-way merge of per-CPU streams by (time, cpu, arrival): a record not
  * older than the tail of its CPU's queue is appended (O(1), the normal
- * case); one that goes back in time goes into a min-heap of late records
- * (O(log n)), so inputs that keep going back in time, with or without
- * rounds, stay O(n log n) instead of quadratic.  Equal times come out by
- * cpu, then in arrival order.  The smallest record is released when its
- * time is at or below the watermark set by ds_merge_round() (perf's
+ * case); one binary min-heap holds the head of every non-empty queue and
+ * every record that went back in time within its buffer, so each pop is
+ * O(log(CPUs + late records)) and inputs that keep going back in time,
+ * with or without rounds, stay O(n log n).  Equal times come out by cpu,
+ * then in arrival order.  The smallest record is released when its time
+ * is at or below the watermark set by ds_merge_round() (perf's
  * FINISHED_ROUND rule: a round is written after every pass over all
  * buffers, so everything up to the largest time seen before the previous
  * round is final), when more than max_pending records are queued (bounded
@@ -264,12 +264,12 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
  */
 struct ds_merge_node;
 struct ds_merge_q;
-struct ds_merge_late;
+struct ds_merge_ent;
 struct ds_merge {
 	struct ds_merge_q *q;		/* per CPU, in time order */
 	size_t nr_q;
-	struct ds_merge_late *late;	/* min-heap of records that went back */
-	size_t nr_late, cap_late;
+	struct ds_merge_ent *heap;	/* queue heads and late records */
+	size_t nr_heap, cap_heap;
 	uint64_t seq;		/* arrival counter (stable order) */
 	size_t pending, max_pending;
 	uint64_t max_time_cur, max_time_prev, watermark;
@@ -336,8 +336,7 @@ struct ds_stitch_stats {
 
 struct ds_task;
 struct ds_stitcher {
-	struct ds_task **tab;	/* open-addressing tid -> task */
-	size_t tab_cap, tab_used;
+	struct ds_htab *tasks;	/* tid -> struct ds_task */
 	size_t max_pending_per_task;
 	size_t pending_total;
 	ds_stitch_cb cb;
@@ -355,6 +354,8 @@ void ds_stitch_destroy(struct ds_stitcher *s);
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
 /* End of data: emit all pending samples kernel-only. */
 int ds_stitch_finish(struct ds_stitcher *s);
+/* Tasks the stitcher keeps state for (exited ones are forgotten). */
+size_t ds_stitch_nr_tasks(const struct ds_stitcher *s);
 
 /* ------------------------------------------------------------------ */
 /* Symbolization                                                        */

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "streams.h"
+#include "hash.h"
 
 static char tmpdir[] = "/tmp/ds-unit-XXXXXX";
 
@@ -582,6 +583,50 @@ static void t_merge_backwards(void **state)
 	free(s.b);
 }
 
+/* Pops take the top of one heap: with 4,096 CPU queues (the most the merge
+ * keeps) a pop must not scan every queue (1M records x 4,096 queues took
+ * tens of seconds; the heap needs well under one). */
+static void t_merge_many_cpus(void **state)
+{
+	enum { NCPU = 4096, N = 1 << 20 };
+	struct ds_merge m;
+	struct sbuf s = { 0 };
+	const struct perf_event_header *h;
+	struct timespec t0, t1;
+	uint64_t last = 0, n = 0;
+	double secs;
+
+	(void)state;
+	sb_unknown(&s, 100);
+	assert_int_equal(ds_merge_init(&m, N + 1), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(120);
+	for (uint64_t i = 0; i < N; i++) {
+		/* every CPU busy, each queue in order, a few records late */
+		uint64_t t = i % 97 == 0 && i > 5000 ? i - 5000 : i;
+
+		assert_int_equal(ds_merge_push(&m, (const void *)s.b, t,
+					       (uint32_t)(i % NCPU)), 0);
+		if (i % 4096 == 4095) {
+			ds_merge_round(&m);
+			while (ds_merge_pop(&m, &h) == 1)
+				n++;
+		}
+	}
+	ds_merge_flush(&m);
+	while (ds_merge_pop(&m, &h) == 1)
+		n++;
+	alarm(0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(n, N);
+	(void)last;
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("merge of 1M records over 4096 CPUs: %.2f s\n", secs);
+	assert_true(secs < 10.0);
+	ds_merge_destroy(&m);
+	free(s.b);
+}
+
 /* perf record --call-graph dwarf: no user part in the callchain, the user
  * ip in PERF_SAMPLE_REGS_USER (and the stack dump after it).  The first
  * user frame must not be dropped: the regs' ip, else the sample ip of a
@@ -688,6 +733,54 @@ static void t_dwarf_user_ip(void **state)
 	free(s.b);
 }
 
+/* The library's one hash table (ids, tasks, pids, dsos, stacks): random
+ * puts and deletes against a plain array, with colliding keys told apart
+ * by eq(). */
+static bool val_is(const void *val, const void *arg)
+{
+	return val == arg;
+}
+
+static void t_htab(void **state)
+{
+	enum { N = 20000 };
+	static uint64_t keys[N];
+	static bool live[N];
+	struct ds_htab t = { 0 };
+	unsigned seed = 12345;
+	size_t nlive = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++)
+		keys[i] = (uint64_t)(i % 5000) * 0x9e3779b97f4a7c15ULL;	/* dup keys */
+	for (int round = 0; round < 200000; round++) {
+		int i;
+
+		seed = seed * 1103515245 + 12345;
+		i = (int)((seed >> 8) % N);
+		if (!live[i]) {
+			assert_int_equal(ds_htab_put(&t, keys[i], &keys[i]), 0);
+			live[i] = true;
+			nlive++;
+		} else {
+			assert_ptr_equal(ds_htab_del(&t, keys[i], val_is, &keys[i]), &keys[i]);
+			live[i] = false;
+			nlive--;
+		}
+		if (round % 10007 == 0) {
+			for (int k = 0; k < N; k++)
+				assert_true(!!ds_htab_get(&t, keys[k], val_is, &keys[k]) == live[k]);
+		}
+	}
+	assert_int_equal(t.used, nlive);
+	for (int k = 0; k < N; k++)
+		assert_true(!!ds_htab_get(&t, keys[k], val_is, &keys[k]) == live[k]);
+	assert_null(ds_htab_get(&t, 7, NULL, NULL));
+	assert_null(ds_htab_del(&t, 7, NULL, NULL));
+	ds_htab_free(&t);
+	assert_null(ds_htab_get(&t, keys[0], NULL, NULL));
+}
+
 /* Many tasks exiting (hash deletion) must keep the others findable. */
 static int count_cb(void *arg, const struct ds_stitch_out *o)
 {
@@ -725,7 +818,7 @@ static void t_stitch_many_tasks(void **state)
 	}
 	assert_int_equal(stitched, 1000);
 	assert_int_equal(st.st.unm_exit, 1000);
-	assert_int_equal(st.tab_used, 1000);
+	assert_int_equal(ds_stitch_nr_tasks(&st), 1000);
 	assert_int_equal(ds_stitch_finish(&st), 0);
 	assert_int_equal(st.st.kernel_only, 1000);
 	ds_stitch_destroy(&st);
@@ -964,6 +1057,8 @@ int main(void)
 		cmocka_unit_test(t_reader_sample_id_pos),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
+		cmocka_unit_test(t_merge_many_cpus),
+		cmocka_unit_test(t_htab),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
