@@ -19,6 +19,7 @@
 
 /* tools/perf/util/header.h feature numbers */
 enum {
+	FEAT_BUILD_ID = 2,
 	FEAT_HOSTNAME = 3,
 	FEAT_OSRELEASE = 4,
 	FEAT_VERSION = 5,
@@ -123,6 +124,82 @@ static void read_event_desc(struct ds_reader *r, const struct file_section *sec)
 	}
 out:
 	free(b);
+}
+
+/* The section of feature bit: its table entry follows the data section,
+ * one per feature set below it.  0, or -ENOENT. */
+static int feature_section(struct ds_reader *r, const struct file_header *fh, int bit,
+			   struct file_section *sec)
+{
+	uint64_t off = fh->data.offset + fh->data.size;
+	int idx = 0;
+
+	if (!(fh->features[bit / 64] & (1ULL << (bit % 64))))
+		return -ENOENT;
+	for (int b = 1; b < bit; b++)
+		idx += !!(fh->features[b / 64] & (1ULL << (b % 64)));
+	if (read_at(r, off + (uint64_t)idx * sizeof(*sec), sec, sizeof(*sec)))
+		return -ENOENT;
+	return 0;
+}
+
+/* perf's struct build_id_event: header, pid, 24 bytes of id (20 + size
+ * byte + padding when misc has BUILD_ID_SIZE), NUL-padded filename */
+#define BID_HDR 36
+#define MISC_BUILD_ID_SIZE (1u << 15)
+#define MAX_BUILD_IDS 100000
+
+/* HEADER_BUILD_ID records; a malformed entry ends the list (perf stops
+ * there too), only -ENOMEM is an error. */
+static int read_build_ids(struct ds_reader *r, const struct file_section *sec)
+{
+	uint8_t *b, *p, *end;
+	size_t cap = 0;
+	int err = 0;
+
+	if (!in_file(r, sec) || sec->size < BID_HDR || sec->size > (1u << 28))
+		return 0;
+	b = malloc(sec->size);
+	if (!b)
+		return -ENOMEM;
+	if (read_at(r, sec->offset, b, sec->size))
+		goto out;
+	end = b + sec->size;
+	for (p = b; (size_t)(end - p) >= BID_HDR && r->nr_build_ids < MAX_BUILD_IDS;) {
+		struct perf_event_header h;
+		struct ds_build_id *bi;
+		const char *name;
+
+		memcpy(&h, p, sizeof(h));
+		if (h.size <= BID_HDR || h.size > (size_t)(end - p))
+			break;
+		name = (const char *)p + BID_HDR;
+		if (!memchr(name, 0, h.size - BID_HDR))
+			break;
+		err = ds_grow(&r->build_ids, &cap, r->nr_build_ids + 1, sizeof(*r->build_ids));
+		if (err)
+			break;
+		bi = &r->build_ids[r->nr_build_ids];
+		memset(bi, 0, sizeof(*bi));
+		bi->pid = (int32_t)ds_rd32(p + 8);
+		bi->kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+			     (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+				     PERF_RECORD_MISC_GUEST_KERNEL;
+		bi->size = DS_BUILD_ID_MAX;
+		if ((h.misc & MISC_BUILD_ID_SIZE) && p[12 + 20] && p[12 + 20] <= DS_BUILD_ID_MAX)
+			bi->size = p[12 + 20];
+		memcpy(bi->id, p + 12, bi->size);
+		bi->path = strdup(name);
+		if (!bi->path) {
+			err = -ENOMEM;
+			break;
+		}
+		r->nr_build_ids++;
+		p += h.size;
+	}
+out:
+	free(b);
+	return err;
 }
 
 /* id -> attr, so that a record's attr is found in O(1) instead of
@@ -323,15 +400,16 @@ int ds_reader_open(struct ds_reader *r, const char *path)
 	if (err)
 		goto fail;
 	memcpy(r->feat_bits, fh.features, sizeof(r->feat_bits));
-	if (fh.features[0] & (1ULL << FEAT_EVENT_DESC)) {
+	{
 		struct file_section sec;
-		uint64_t off = fh.data.offset + fh.data.size;
-		int idx = 0;
 
-		for (int b = 1; b < FEAT_EVENT_DESC; b++)
-			idx += !!(fh.features[0] & (1ULL << b));
-		if (!read_at(r, off + (uint64_t)idx * sizeof(sec), &sec, sizeof(sec)))
+		if (!feature_section(r, &fh, FEAT_EVENT_DESC, &sec))
 			read_event_desc(r, &sec);
+		if (!feature_section(r, &fh, FEAT_BUILD_ID, &sec)) {
+			err = read_build_ids(r, &sec);
+			if (err)
+				goto fail_msg;
+		}
 	}
 	r->data_off = fh.data.offset;
 	r->data_size = fh.data.size;
@@ -374,6 +452,9 @@ void ds_reader_close(struct ds_reader *r)
 		free(r->id_tab);
 	}
 	free(r->buf);
+	for (size_t i = 0; i < r->nr_build_ids; i++)
+		free(r->build_ids[i].path);
+	free(r->build_ids);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -629,6 +710,32 @@ static void wr_string(struct ds_writer *w, const char *s)
 	wr(w, zero, len - n);
 }
 
+/* perf's build_id_event: the id padded to 24 bytes with its size in byte
+ * 20 (misc BUILD_ID_SIZE), the name padded with NULs to a multiple of 64 */
+static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b)
+{
+	static const char zero[64];
+	uint8_t hdr[BID_HDR];
+	struct perf_event_header h;
+	size_t n = strlen(b->path) + 1, len = (n + 63) & ~(size_t)63;
+	int32_t pid = b->pid;
+
+	if (BID_HDR + len > 65535 || !b->size || b->size > DS_BUILD_ID_MAX)
+		return;
+	memset(hdr, 0, sizeof(hdr));
+	h.type = 0;
+	h.misc = (uint16_t)((b->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
+			    MISC_BUILD_ID_SIZE);
+	h.size = (uint16_t)(BID_HDR + len);
+	memcpy(hdr, &h, sizeof(h));
+	memcpy(hdr + 8, &pid, 4);
+	memcpy(hdr + 12, b->id, b->size);
+	hdr[12 + 20] = b->size;
+	wr(w, hdr, sizeof(hdr));
+	wr(w, b->path, n);
+	wr(w, zero, len - n);
+}
+
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 {
 	static const struct ds_writer_info none;
@@ -638,10 +745,12 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		info = &none;
 	if (w->f) {
 		struct file_header fh;
-		struct file_section secs[8];
-		int feats[8], nf = 0;
+		struct file_section secs[9];
+		int feats[9], nf = 0;
 		uint64_t table;
 
+		if (info->nr_build_ids)
+			feats[nf++] = FEAT_BUILD_ID;
 		if (info->hostname)
 			feats[nf++] = FEAT_HOSTNAME;
 		if (info->osrelease)
@@ -662,6 +771,10 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		for (int i = 0; i < nf; i++) {
 			secs[i].offset = wpos(w);
 			switch (feats[i]) {
+			case FEAT_BUILD_ID:
+				for (size_t k = 0; k < info->nr_build_ids; k++)
+					wr_build_id(w, &info->build_ids[k]);
+				break;
 			case FEAT_HOSTNAME: wr_string(w, info->hostname); break;
 			case FEAT_OSRELEASE: wr_string(w, info->osrelease); break;
 			case FEAT_VERSION: wr_string(w, info->version); break;

@@ -31,6 +31,7 @@ struct seg {
 struct dso {
 	char *path;
 	bool loaded, ok;
+	bool mismatch;		/* build-id differs from the recorded one */
 	struct sym *syms;
 	size_t nr_syms;
 	char *strs;		/* names storage */
@@ -64,6 +65,8 @@ struct ds_symbols {
 	struct ds_htab dso_by_path;	/* struct dso, key: hash of the path */
 	struct ds_htab maps;	/* struct mapset, key pid */
 	struct ds_htab comms;	/* struct comm, key tid */
+	struct ds_htab rec_ids;	/* recorded struct ds_build_id, key: hash of path */
+	struct ds_symbols_opts o;
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -90,25 +93,74 @@ static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
 	return &s[lo - 1];
 }
 
-int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
+static bool bid_is(const void *val, const void *path)
+{
+	return !strcmp(((const struct ds_build_id *)val)->path, path);
+}
+
+/* Keep a copy of the recorded user objects' build-ids (the first per path). */
+static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h;
+		struct ds_build_id *b;
+
+		if (v[i].kernel || !v[i].path || !v[i].size || v[i].size > DS_BUILD_ID_MAX)
+			continue;
+		h = ds_hash_str(v[i].path);
+		if (ds_htab_get(&s->rec_ids, h, bid_is, v[i].path))
+			continue;
+		b = malloc(sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		*b = v[i];
+		b->path = strdup(v[i].path);
+		if (!b->path || ds_htab_put(&s->rec_ids, h, b)) {
+			free(b->path);
+			free(b);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 {
 	struct ds_symbols *s = calloc(1, sizeof(*s));
-	int err = 0;
+	int err;
 
+	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	err = ds_opts_copy(&s->o, sizeof(s->o), opts, opts ? opts->sz : 0);
+	if (err) {
+		free(s);
+		return err;
+	}
+	s->o.kallsyms = NULL;		/* not kept */
+	s->o.build_ids = NULL;
+	s->o.nr_build_ids = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		free(s);
 		return -ENOSYS;
 	}
-	if (kallsyms_path)
-		err = ds_symbols_load_kallsyms(s, kallsyms_path);
+	if (opts && opts->kallsyms)
+		err = ds_symbols_load_kallsyms(s, opts->kallsyms);
+	if (!err && opts)
+		err = add_recorded_ids(s, opts->build_ids, opts->nr_build_ids);
 	if (err) {
 		ds_symbols_free(s);
 		return err;
 	}
 	*out = s;
 	return 0;
+}
+
+int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
+{
+	struct ds_symbols_opts o = { .sz = sizeof(o), .kallsyms = kallsyms_path };
+
+	return ds_symbols_open(out, &o);
 }
 
 static void dso_free(struct dso *d)
@@ -142,12 +194,21 @@ void ds_symbols_free(struct ds_symbols *s)
 	for (size_t i = 0; i < s->comms.cap; i++)
 		free(s->comms.s[i].val);
 	ds_htab_free(&s->comms);
+	for (size_t i = 0; i < s->rec_ids.cap; i++) {
+		struct ds_build_id *b = s->rec_ids.s[i].val;
+
+		if (b) {
+			free(b->path);
+			free(b);
+		}
+	}
+	ds_htab_free(&s->rec_ids);
 	free(s);
 }
 
 /* Open a file to read symbols from: never blocks (a FIFO), only regular
  * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
-static int open_regular(const char *path, bool *is_chr)
+int ds_open_regular(const char *path, bool *is_chr)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -179,7 +240,7 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	bool nonzero = false, is_chr;
 	int err = 0, fd;
 
-	fd = open_regular(path, &is_chr);
+	fd = ds_open_regular(path, &is_chr);
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
 		free(s->ksyms);
@@ -248,8 +309,32 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
 	return s->ktext;
 }
 
+/* Does the file still have the recorded build-id?  Warn once if not. */
+static bool dso_changed(struct ds_symbols *s, struct dso *d)
+{
+	const struct ds_build_id *b = ds_htab_get(&s->rec_ids, ds_hash_str(d->path), bid_is,
+						  d->path);
+	uint8_t id[DS_BUILD_ID_MAX];
+	char rec[2 * DS_BUILD_ID_MAX + 1], now[2 * DS_BUILD_ID_MAX + 1] = "";
+	int n;
+
+	if (!b)
+		return false;	/* nothing recorded: nothing to compare */
+	n = ds_build_id_of_file(d->path, id, sizeof(id));
+	if (n == b->size && !memcmp(id, b->id, (size_t)n))
+		return false;
+	if (n < 0 && access(d->path, F_OK) != 0)
+		return false;	/* the file is gone: nothing to symbolize anyway */
+	if (n > 0)
+		ds_build_id_hex(id, (size_t)n, now, sizeof(now));
+	if (s->o.warn)
+		s->o.warn(s->o.warn_arg, d->path, ds_build_id_hex(b->id, b->size, rec, sizeof(rec)),
+			  now);
+	return true;
+}
+
 /* Load the symbol table and PT_LOAD segments of d->path. */
-static void dso_load(struct dso *d)
+static void dso_load(struct ds_symbols *s, struct dso *d)
 {
 	Elf *e = NULL;
 	Elf_Scn *scn = NULL;
@@ -258,9 +343,12 @@ static void dso_load(struct dso *d)
 	bool have_symtab = false;
 
 	d->loaded = true;
+	d->mismatch = dso_changed(s, d);
+	if (d->mismatch && !s->o.force_symbols)
+		return;		/* its frames show as offsets, never wrong names */
 	/* a crafted MMAP record may name a FIFO or a device: never block,
 	 * read regular files only */
-	fd = open_regular(d->path, NULL);
+	fd = ds_open_regular(d->path, NULL);
 	if (fd < 0)
 		return;
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -497,8 +585,12 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 		if (ip < mp->start || ip >= mp->end)
 			continue;
 		if (!d->loaded && d->path[0] == '/')
-			dso_load(d);
+			dso_load(s, d);
 		off = ip - mp->start + mp->pgoff;
+		if (d->mismatch && !s->o.force_symbols) {
+			snprintf(buf, len, "[%s]+0x%" PRIx64, base_name(d->path), off);
+			return buf;
+		}
 		for (size_t k = 0; k < d->nr_segs; k++) {
 			const struct seg *sg = &d->segs[k];
 			const struct sym *sy;

@@ -297,6 +297,32 @@ else
 	else
 		skp "stripped binary (strip not installed)"
 	fi
+	# build-ids: recorded for every mapped ELF object (perf's HEADER_BUILD_ID);
+	# a workload rebuilt after the recording is not symbolized with the old
+	# addresses (one warning, addresses), unless --force-symbols
+	mkdir -p "$T/bid"; cp "$BURN" "$T/bid/burn"
+	"$DS" record -o "$T/bid.data" -- "$T/bid/burn" 0.3 2>/dev/null
+	bid=$(readelf -n "$T/bid/burn" | sed -n 's/.*Build ID: *//p')
+	if command -v perf > /dev/null; then
+		check "record: perf buildid-list -i lists the workload's build-id" \
+			bash -c "perf buildid-list -i '$T/bid.data' 2>/dev/null | grep -qx '$bid $T/bid/burn'"
+	fi
+	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid1.folded" 2> "$T/bid1.err"
+	check "build-id unchanged: symbolized, no warning" \
+		bash -c "grep -q burn_leaf '$T/bid1.folded' && ! grep -q 'changed since' '$T/bid1.err'"
+	cc -O2 -fno-omit-frame-pointer -o "$T/bid/burn" tests/workload/burn.c
+	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid2.folded" 2> "$T/bid2.err"
+	rc=$?
+	check "rebuilt workload: exit 0, one warning naming it" \
+		bash -c "[ $rc -eq 0 ] && [ \$(grep -c '$T/bid/burn has changed since the recording' '$T/bid2.err') -eq 1 ]"
+	check "rebuilt workload: no (wrong) names from it, addresses instead" \
+		bash -c "! grep -qE 'burn_|syscall_loop|;main;' '$T/bid2.folded' && grep -q '\[burn\]+0x' '$T/bid2.folded'"
+	"$DSAN" report -i "$T/bid.data" --folded --force-symbols > "$T/bid3.folded" 2>/dev/null
+	check "rebuilt workload with --force-symbols: symbolized anyway (no addresses)" \
+		bash -c "[ -s '$T/bid3.folded' ] && ! grep -q '\[burn\]+0x' '$T/bid3.folded'"
+	"$DS" convert -i "$T/bid.data" -o "$T/bid.conv" 2>/dev/null
+	check "convert keeps the build-ids" \
+		bash -c "'$DSAN' report -i '$T/bid.conv' --folded 2>&1 >/dev/null | grep -q 'changed since the recording'"
 	# a recorder killed with SIGKILL leaves a file that report reads
 	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!
 	sleep 1.2

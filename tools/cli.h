@@ -28,8 +28,11 @@ struct pipeline {
 	int cb_err;		/* the callback failed (it reported the error) */
 };
 
+/* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
+ * objects whose build-id changed since the recording */
+enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
-		 bool want_symbols, ds_stitch_cb cb, void *arg);
+		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
 /* The command name of a sample's task ("[unknown]" if none seen). */
 const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);

@@ -98,12 +98,15 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 		err = fd;
 	}
 	free(attrs);
-	ds_reader_close(&rd);
 	if (err) {
+		ds_reader_close(&rd);
 		free(c.buf);
 		return err;
 	}
 	err = pipeline_run(&p, in, NULL, false, conv_cb, &c);
+	/* the objects' build-ids go along */
+	info.build_ids = rd.build_ids;
+	info.nr_build_ids = rd.nr_build_ids;
 	if (st)
 		*st = p.st.st;
 	pipeline_close(&p);
@@ -115,6 +118,7 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 			err = e2;
 		}
 	}
+	ds_reader_close(&rd);
 	free(c.buf);
 	if (err)
 		outfile_abort(&of);

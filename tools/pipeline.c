@@ -61,9 +61,19 @@ static const char *parse_err(int err)
 	       "than the record)";
 }
 
-int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
-		 bool want_symbols, ds_stitch_cb cb, void *arg)
+static void warn_build_id(void *arg, const char *path, const char *recorded,
+			  const char *on_disk)
 {
+	(void)arg;
+	die_msg("warning: %s has changed since the recording (build-id %s, recorded %s): "
+		"its frames are shown as addresses (--force-symbols to symbolize it anyway)",
+		path, *on_disk ? on_disk : "none", recorded);
+}
+
+int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
+		 int sym, ds_stitch_cb cb, void *arg)
+{
+	struct ds_symbols_opts so = { .sz = sizeof(so) };
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
 	struct ds_event ev;
@@ -78,12 +88,18 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	if (p->rd.unfinished)
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
-	if (want_symbols) {
-		ret = ds_symbols_new(&p->sym, kallsyms);
+	if (sym) {
+		so.kallsyms = kallsyms;
+		so.build_ids = p->rd.build_ids;
+		so.nr_build_ids = p->rd.nr_build_ids;
+		so.force_symbols = sym & PL_FORCE_SYMBOLS;
+		so.warn = warn_build_id;
+		ret = ds_symbols_open(&p->sym, &so);
 		if (ret && kallsyms) {
 			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
 				ret == -EINVAL ? "not a regular file" : strerror(-ret));
-			ret = ds_symbols_new(&p->sym, NULL);
+			so.kallsyms = NULL;
+			ret = ds_symbols_open(&p->sym, &so);
 		}
 		if (ret) {
 			die_msg("cannot set up symbolization: %s", strerror(-ret));

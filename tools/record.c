@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hash.h"
 
 enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
 
@@ -70,6 +71,7 @@ struct rec {
 	int exec_errno;		/* the command could not be run */
 	bool reaped;		/* status below is the command's */
 	int status;
+	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
 };
 
 static volatile sig_atomic_t stop_req;
@@ -336,9 +338,76 @@ static int write_err(struct rec *r, int err)
 	return err;
 }
 
+static bool same_path(const void *val, const void *arg)
+{
+	return !strcmp(val, arg);
+}
+
+/* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
+static int note_object(struct rec *r, const struct perf_event_header *h)
+{
+	struct ds_event ev;
+	uint64_t key;
+	char *p;
+
+	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
+	    ev.filename[0] != '/')
+		return 0;	/* anonymous, [vdso], [heap], ... */
+	key = ds_hash_str(ev.filename);
+	if (ds_htab_get(&r->objs, key, same_path, ev.filename))
+		return 0;
+	p = strdup(ev.filename);
+	if (!p || ds_htab_put(&r->objs, key, p)) {
+		free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The build-ids of the kernel and of every mapped ELF file that has one,
+ * for HEADER_BUILD_ID (perf's layout: perf buildid-list -i reads them). */
+static size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
+{
+	struct ds_build_id *v = calloc(r->objs.used + 1, sizeof(*v));
+	size_t n = 0;
+	int len;
+
+	*out = v;
+	if (!v)
+		return 0;
+	len = ds_build_id_of_kernel(v[0].id, DS_BUILD_ID_MAX);
+	if (len > 0) {
+		v[0].pid = -1;
+		v[0].kernel = true;
+		v[0].size = (uint8_t)len;
+		v[0].path = "[kernel.kallsyms]";
+		n++;
+	}
+	for (size_t i = 0; i < r->objs.cap; i++) {
+		char *path = r->objs.s[i].val;
+
+		if (!path)
+			continue;
+		len = ds_build_id_of_file(path, v[n].id, DS_BUILD_ID_MAX);
+		if (len <= 0)
+			continue;	/* not ELF, no build-id, gone */
+		v[n].pid = -1;
+		v[n].size = (uint8_t)len;
+		v[n].path = path;
+		n++;
+	}
+	return n;
+}
+
 static int write_rec(struct rec *r, const struct perf_event_header *h)
 {
 	switch (h->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (note_object(r, h))
+			return -ENOMEM;
+		break;
 	case PERF_RECORD_SAMPLE: r->nr_samples++; break;
 	case DS_RECORD_CALLCHAIN_DEFERRED: r->nr_deferred++; break;
 	case PERF_RECORD_LOST:
@@ -793,6 +862,9 @@ static void cleanup(struct rec *r)
 	free(r->fds);
 	free(r->ids[0]);
 	free(r->ids[1]);
+	for (size_t i = 0; i < r->objs.cap; i++)
+		free(r->objs.s[i].val);
+	ds_htab_free(&r->objs);
 }
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
@@ -808,6 +880,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	bool task = !r->o.all, child_done = false;
 	uint64_t ktext;
 	struct pollfd *pfd = NULL;
+	struct ds_build_id *bids = NULL;
 
 	ncpu = online_cpus(&cpus);
 	if (ncpu < 0)
@@ -963,12 +1036,15 @@ out_w:
 	info.nr_cpus_online = (uint32_t)ncpu;
 	info.argc = argc;
 	info.argv = argv;
+	info.nr_build_ids = collect_build_ids(r, &bids);
+	info.build_ids = bids;
 	{
 		int e2 = ds_writer_close(&r->w, &info);
 
 		if (!err && e2)
 			err = write_err(r, e2);
 	}
+	free(bids);
 out:
 	if (r->o.cmd && r->child > 0 && err && !child_done) {
 		kill(r->child, SIGKILL);

@@ -101,7 +101,7 @@ static void usage_report(FILE *f)
 {
 	fprintf(f,
 		"usage: deferstack report [-i FILE] [-k KALLSYMS] [--text | --folded | --svg OUT.svg]\n"
-		"                         [--top N] [--event NAME]\n"
+		"                         [--top N] [--event NAME] [--force-symbols]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
 		"time order, stitch deferred user callchains and print:\n"
 		"  --text        top functions (self/total) and top stacks (default), one\n"
@@ -114,6 +114,8 @@ static void usage_report(FILE *f)
 		"  --top N       rows per table in --text (default 20)\n"
 		"  --event NAME  only the samples of event NAME (e.g. cpu-clock); --folded\n"
 		"                and --svg show the first event with samples without it\n"
+		"  --force-symbols  symbolize objects whose build-id differs from the\n"
+		"                recorded one (by default their frames are addresses)\n"
 		"Profiles are weighted by the samples' periods, like perf report.\n"
 		"Samples whose deferred record never came are shown under\n"
 		"'[user stack not stitched]'. A summary goes to stderr.\n");
@@ -222,12 +224,13 @@ int cmd_report(int argc, char **argv)
 		{ "svg", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "event", required_argument, NULL, 'e' },
+		{ "force-symbols", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *in = "perf.data", *ks = NULL, *svg = NULL, *event = NULL;
 	char ksbuf[4096], nbuf[64];
-	int mode = 0, c, err;
+	int mode = 0, c, err, sym = PL_SYMBOLS;
 	unsigned long top = 20;
 	struct ds_fold *empty = NULL;
 	const struct ds_fold *fold;
@@ -255,6 +258,7 @@ int cmd_report(int argc, char **argv)
 			if (parse_ulong("--top", optarg, 1, 1000000, &top))
 				return 2;
 			break;
+		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
 		case 'h': usage_report(stdout); return 0;
 		default: usage_report(stderr); return 2;
 		}
@@ -276,7 +280,7 @@ int cmd_report(int argc, char **argv)
 	err = select_events(&r, in, event);
 	if (err)
 		goto out_nopipe;
-	err = pipeline_run(&p, in, ks, true, report_cb, &r);
+	err = pipeline_run(&p, in, ks, sym, report_cb, &r);
 	if (err)
 		goto out;
 	/* folded stacks and flame graphs are one profile: one event */

@@ -111,13 +111,15 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 static void usage_script(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack script [-i FILE] [-k KALLSYMS] [-a|--all]\n"
+		"usage: deferstack script [-i FILE] [-k KALLSYMS] [-a|--all] [--force-symbols]\n"
 		"Print every sample (perf-script-like): comm, pid/tid, [cpu], time, the\n"
 		"stitch status (stitched / kernel-only with the reason / complete), the\n"
 		"cookie, and the symbolized frames, leaf first.\n"
 		"  -i FILE    input (default perf.data)\n"
 		"  -k FILE    kallsyms (default FILE.kallsyms, then /proc/kallsyms)\n"
-		"  -a, --all  also print non-sample records (deferred, mmap, comm, ...)\n");
+		"  -a, --all  also print non-sample records (deferred, mmap, comm, ...)\n"
+		"  --force-symbols  symbolize objects whose build-id differs from the\n"
+		"             recorded one (by default their frames are addresses)\n");
 }
 
 int cmd_script(int argc, char **argv)
@@ -126,6 +128,7 @@ int cmd_script(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "force-symbols", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -133,13 +136,14 @@ int cmd_script(int argc, char **argv)
 	char ksbuf[4096];
 	struct pipeline p;
 	struct script s = { &p, false };
-	int c, err;
+	int c, err, sym = PL_SYMBOLS;
 
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
 		case 'a': s.all = true; break;
+		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
 		case 'h': usage_script(stdout); return 0;
 		default: usage_script(stderr); return 2;
 		}
@@ -150,7 +154,7 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
-	err = pipeline_run(&p, in, ks, true, script_cb, &s);
+	err = pipeline_run(&p, in, ks, sym, script_cb, &s);
 	if (!err)
 		err = finish_stdout();
 	if (!err)

@@ -152,6 +152,27 @@ void ds_ring_end(struct ds_ring *r);
 /* perf.data files                                                      */
 /* ------------------------------------------------------------------ */
 
+/* One object's build-id, as perf's HEADER_BUILD_ID feature holds them. */
+#define DS_BUILD_ID_MAX 20
+struct ds_build_id {
+	int32_t pid;		/* -1: the host (what perf writes) */
+	bool kernel;		/* the kernel or a module (misc KERNEL), else user */
+	uint8_t size;		/* bytes of id (20 for a GNU sha1 build-id) */
+	uint8_t id[DS_BUILD_ID_MAX];
+	char *path;		/* the object's path, "[kernel.kallsyms]" */
+};
+
+/* The NT_GNU_BUILD_ID of an ELF file (regular files only, never blocks),
+ * of the running kernel (/sys/kernel/notes), or in a buffer of ELF notes
+ * (align 4 or 8): the id's length (at most cap bytes copied), -ENOENT
+ * without one, -ENOEXEC not ELF, or another -errno. */
+int ds_build_id_of_file(const char *path, uint8_t *id, size_t cap);
+int ds_build_id_of_kernel(uint8_t *id, size_t cap);
+int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
+			   size_t cap);
+/* Lower-case hex of id into out (len >= 2 n + 1); returns out. */
+char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
+
 struct ds_attr {
 	struct perf_event_attr attr;	/* padded/truncated to our size */
 	uint64_t *ids;
@@ -182,6 +203,9 @@ struct ds_reader {
 	 * the file; a cut last record ends it, its bytes counted in trailing. */
 	bool unfinished;
 	uint64_t trailing;
+	/* HEADER_BUILD_ID: the objects' build-ids recorded in the file */
+	struct ds_build_id *build_ids;
+	size_t nr_build_ids;
 	char err[160];		/* human-readable reason of the last error */
 };
 
@@ -213,9 +237,13 @@ struct ds_writer_info {
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	int argc;
 	char *const *argv;
+	/* HEADER_BUILD_ID: perf's build_id records, one per object */
+	const struct ds_build_id *build_ids;
+	size_t nr_build_ids;
 };
 
-/* Writer of a PERFILE2 file readable by upstream perf (>= 3.x). */
+/* Writer of a PERFILE2 file readable by upstream perf (>= 3.x); features
+ * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID. */
 struct ds_writer {
 	FILE *f;
 	uint64_t data_off, data_size;
@@ -363,6 +391,28 @@ size_t ds_stitch_nr_tasks(const struct ds_stitcher *s);
 
 struct ds_symbols;
 
+/* An object whose build-id on disk differs from the recorded one (or that
+ * has none any more): path, recorded id, id on disk ("" if none), in hex.
+ * Called once per object, when its first frame is resolved. */
+typedef void (*ds_build_id_warn_fn)(void *arg, const char *path, const char *recorded,
+				    const char *on_disk);
+
+struct ds_symbols_opts {
+	size_t sz;		/* sizeof(struct ds_symbols_opts) */
+	const char *kallsyms;	/* kallsyms text, NULL: none */
+	/* recorded build-ids (ds_reader's), copied: a user object whose file
+	 * now has another build-id is not symbolized (its frames show as
+	 * "[name]+0xOFFSET", the file offset) unless force_symbols */
+	const struct ds_build_id *build_ids;
+	size_t nr_build_ids;
+	bool force_symbols;
+	ds_build_id_warn_fn warn;
+	void *warn_arg;
+};
+
+/* Create with options (NULL: defaults).  -E2BIG: opts of a newer library
+ * with fields this one does not know set. */
+int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts);
 /* Create; kallsyms may be NULL (kernel frames stay addresses). */
 int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path);
 void ds_symbols_free(struct ds_symbols *s);

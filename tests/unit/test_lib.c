@@ -830,30 +830,16 @@ __attribute__((noinline)) int ds_test_marker_function(int x)
 	return x * 3 + 1;
 }
 
-static void t_symbols(void **state)
+/* Feed our own executable's mappings (/proc/self/maps) as MMAP2 records of
+ * pid 77; true if ip is in one of them (its file's path into exe). */
+static bool map_self(struct ds_symbols *sym, struct sbuf *sp, uint64_t ip, char *exe)
 {
-	struct ds_symbols *sym;
+	struct sbuf s = *sp;
 	struct ds_event ev;
-	struct sbuf s = { 0 };
-	char buf[128], line[512];
-	FILE *f;
-	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
-	struct ds_frames fr = { 0 };
-	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
-			     ip };
+	char line[512];
 	bool found = false;
+	FILE *f;
 
-	(void)state;
-	f = fopen(tpath("kallsyms"), "w");
-	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
-	      "ffffffff81000200 t helper\nffffffff81000300 D some_data\n", f);
-	fclose(f);
-	assert_int_equal(ds_symbols_new(&sym, tpath("kallsyms")), 0);
-	assert_int_equal(ds_symbols_kernel_start(sym), 0xffffffff81000000ULL);
-	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000150ULL, true, buf,
-					       sizeof(buf)), "do_syscall_64");
-	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000210ULL, true, buf,
-					       sizeof(buf)), "helper");
 	/* map our own executable from /proc/self/maps as MMAP2 records */
 	f = fopen("/proc/self/maps", "r");
 	while (fgets(line, sizeof(line), f)) {
@@ -883,9 +869,42 @@ static void t_symbols(void **state)
 		}
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
 		assert_int_equal(ds_symbols_event(sym, &ev), 0);
-		found |= a <= ip && ip < e;
+		if (a <= ip && ip < e) {
+			found = true;
+			if (exe)
+				strcpy(exe, path);
+		}
 	}
 	fclose(f);
+	*sp = s;
+	return found;
+}
+
+
+static void t_symbols(void **state)
+{
+	struct ds_symbols *sym;
+	struct sbuf s = { 0 };
+	char buf[128];
+	FILE *f;
+	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
+	struct ds_frames fr = { 0 };
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
+			     ip };
+	bool found = false;
+
+	(void)state;
+	f = fopen(tpath("kallsyms"), "w");
+	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
+	      "ffffffff81000200 t helper\nffffffff81000300 D some_data\n", f);
+	fclose(f);
+	assert_int_equal(ds_symbols_new(&sym, tpath("kallsyms")), 0);
+	assert_int_equal(ds_symbols_kernel_start(sym), 0xffffffff81000000ULL);
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000150ULL, true, buf,
+					       sizeof(buf)), "do_syscall_64");
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000210ULL, true, buf,
+					       sizeof(buf)), "helper");
+	found = map_self(sym, &s, ip, NULL);
 	assert_true(found);
 	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
 			    "ds_test_marker_function");
@@ -903,6 +922,134 @@ static void t_symbols(void **state)
 
 /* An MMAP record naming a FIFO (or a device, or a directory) must not hang
  * or read it: the frame resolves to the file's name. */
+/* Build-ids: perf's HEADER_BUILD_ID written and read back; a file whose
+ * build-id differs from the recorded one is not symbolized (offsets, one
+ * warning), unless force_symbols. */
+struct warns {
+	int n;
+	char path[400];
+};
+
+static void warn_cb(void *arg, const char *path, const char *rec, const char *now)
+{
+	struct warns *w = arg;
+
+	w->n++;
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	assert_string_equal(rec, "0102030405060708090a0b0c0d0e0f1011121314");
+	assert_int_equal(strlen(now), 40);
+}
+
+static void t_build_ids(void **state)
+{
+	struct ds_build_id b[2];
+	struct ds_writer w;
+	struct ds_writer_info info = { 0 };
+	struct ds_reader rd;
+	struct ds_attr a;
+	struct ds_symbols *sym;
+	struct ds_symbols_opts so;
+	struct sbuf s = { 0 };
+	struct warns wn = { 0 };
+	char exe[400] = "", buf[128], want[480];
+	uint8_t id[DS_BUILD_ID_MAX];
+	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
+	static const uint8_t notes[] = { 4, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+					 0xaa, 0xbb, 0xcc, 0 };
+	int n;
+
+	(void)state;
+	/* notes parsing: a 3-byte id; cut off: none */
+	assert_int_equal(ds_build_id_from_notes(notes, sizeof(notes), 4, id, sizeof(id)), 3);
+	assert_int_equal(id[2], 0xcc);
+	assert_int_equal(ds_build_id_from_notes(notes, sizeof(notes) - 2, 4, id, sizeof(id)),
+			 -ENOENT);
+	assert_int_equal(ds_build_id_of_file("/dev/null", id, sizeof(id)), -EINVAL);
+	assert_int_equal(ds_build_id_of_file(tpath("nope"), id, sizeof(id)), -ENOENT);
+	/* file round trip */
+	memset(b, 0, sizeof(b));
+	b[0].pid = -1;
+	b[0].kernel = true;
+	b[0].size = 20;
+	b[0].id[0] = 0x7d;
+	b[0].path = "[kernel.kallsyms]";
+	b[1].pid = -1;
+	b[1].size = 20;
+	for (int i = 0; i < 20; i++)
+		b[1].id[i] = (uint8_t)(i + 1);
+	b[1].path = "/usr/lib/a-rather-long-path/of/a/library/libsomething.so.1.2.3";
+	memset(&a, 0, sizeof(a));
+	a.attr.size = sizeof(a.attr);
+	a.attr.sample_type = TST_ST;
+	info.build_ids = b;
+	info.nr_build_ids = 2;
+	info.hostname = "h";
+	assert_int_equal(ds_writer_open(&w, tpath("bid.data"), &a, 1), 0);
+	assert_int_equal(ds_writer_close(&w, &info), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("bid.data")), 0);
+	assert_int_equal(rd.nr_build_ids, 2);
+	assert_true(rd.build_ids[0].kernel);
+	assert_int_equal(rd.build_ids[0].pid, -1);
+	assert_string_equal(rd.build_ids[0].path, "[kernel.kallsyms]");
+	assert_false(rd.build_ids[1].kernel);
+	assert_int_equal(rd.build_ids[1].size, 20);
+	assert_memory_equal(rd.build_ids[1].id, b[1].id, 20);
+	assert_string_equal(rd.build_ids[1].path, b[1].path);
+	ds_reader_close(&rd);
+	/* our own executable, with its real build-id: symbolized, no warning */
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	assert_true(map_self(sym, &s, ip, exe));
+	ds_symbols_free(sym);
+	n = ds_build_id_of_file(exe, id, sizeof(id));
+	assert_int_equal(n, 20);
+	memset(&so, 0, sizeof(so));
+	so.sz = sizeof(so);
+	so.warn = warn_cb;
+	so.warn_arg = &wn;
+	b[1].path = exe;
+	memcpy(b[1].id, id, 20);
+	so.build_ids = &b[1];
+	so.nr_build_ids = 1;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
+			    "ds_test_marker_function");
+	assert_int_equal(wn.n, 0);
+	ds_symbols_free(sym);
+	/* recorded with another build-id: offsets, one warning */
+	for (int i = 0; i < 20; i++)
+		b[1].id[i] = (uint8_t)(i + 1);
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	snprintf(want, sizeof(want), "[%s]+0x", strrchr(exe, '/') + 1);
+	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)), want));
+	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip + 1, false, buf, sizeof(buf)),
+			       want));
+	assert_int_equal(wn.n, 1);
+	assert_string_equal(wn.path, exe);
+	ds_symbols_free(sym);
+	/* --force-symbols */
+	so.force_symbols = true;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
+			    "ds_test_marker_function");
+	assert_int_equal(wn.n, 2);
+	ds_symbols_free(sym);
+	/* options of a newer library: unknown fields set -> -E2BIG */
+	{
+		struct { struct ds_symbols_opts o; uint64_t more; } big;
+
+		memset(&big, 0, sizeof(big));
+		big.o.sz = sizeof(big);
+		assert_int_equal(ds_symbols_open(&sym, &big.o), 0);
+		ds_symbols_free(sym);
+		big.more = 1;
+		assert_int_equal(ds_symbols_open(&sym, &big.o), -E2BIG);
+	}
+	free(s.b);
+}
+
 static void t_symbols_not_regular(void **state)
 {
 	const char *paths[] = { tpath("fifo"), "/dev/zero", "/tmp" };
@@ -1062,6 +1209,7 @@ int main(void)
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
+		cmocka_unit_test(t_build_ids),
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
