@@ -73,7 +73,11 @@ static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* names are stored in file order: equal starts stay in file order,
+	 * so the last one listed wins, whatever qsort does */
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)

@@ -72,6 +72,7 @@ struct rec {
 	bool reaped;		/* status below is the command's */
 	int status;
 	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
+	struct ds_htab kips;	/* sampled kernel addresses (a set) */
 };
 
 static volatile sig_atomic_t stop_req;
@@ -338,6 +339,8 @@ static int write_err(struct rec *r, int err)
 	return err;
 }
 
+static int note_kernel_ips(struct rec *r, const struct perf_event_header *h);
+
 static bool same_path(const void *val, const void *arg)
 {
 	return !strcmp(val, arg);
@@ -408,7 +411,11 @@ static int write_rec(struct rec *r, const struct perf_event_header *h)
 		if (note_object(r, h))
 			return -ENOMEM;
 		break;
-	case PERF_RECORD_SAMPLE: r->nr_samples++; break;
+	case PERF_RECORD_SAMPLE:
+		r->nr_samples++;
+		if (note_kernel_ips(r, h))
+			return -ENOMEM;
+		break;
 	case DS_RECORD_CALLCHAIN_DEFERRED: r->nr_deferred++; break;
 	case PERF_RECORD_LOST:
 		if (h->size >= 24) {
@@ -593,17 +600,97 @@ static int synth_all(struct rec *r)
 	return err;
 }
 
-/* Copy /proc/kallsyms next to the output (when it is a regular file), _text
- * into *text (0 if unknown).  0, or -errno of a failed write (reported). */
-static int save_kallsyms(const char *out, uint64_t *text)
+/* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
+ * the synthesized kernel MMAP record that perf needs. */
+static uint64_t kallsyms_text(void)
+{
+	char line[512];
+	uint64_t text = 0;
+	FILE *in = fopen("/proc/kallsyms", "r");
+
+	if (!in)
+		return 0;
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char t, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && !strcmp(name, "_text")) {
+			text = a;
+			break;
+		}
+	}
+	fclose(in);
+	return text;
+}
+
+/* Remember the kernel addresses of a sample (its kernel ip and the kernel
+ * part of its callchain): the kernel symbols the report will need. */
+static int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
+{
+	static char present;
+	struct ds_event ev;
+	bool kernel = false;
+	int err = 0;
+
+	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev))
+		return 0;
+	if ((ev.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+	    !ds_htab_get(&r->kips, ev.ip, NULL, NULL))
+		err = ds_htab_put(&r->kips, ev.ip, &present);
+	for (uint64_t i = 0; i < ev.nr && !err; i++) {
+		uint64_t ip = ev.chain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel && !ds_htab_get(&r->kips, ip, NULL, NULL))
+			err = ds_htab_put(&r->kips, ip, &present);
+	}
+	return err;
+}
+
+struct ksym {
+	uint64_t addr;
+	size_t line;	/* index in the file */
+	bool keep;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * FILE.kallsyms: only the kernel symbols that cover the sampled kernel
+ * addresses (for each, every text symbol at the greatest start at or
+ * below it, as the report looks them up) plus _text/_stext, in
+ * /proc/kallsyms' order: a few KB instead of a 5 MB copy per recording.
+ * Written at the end of the recording (when OUT is a regular file); a
+ * recorder that is killed leaves none, and report falls back to
+ * /proc/kallsyms.  0, or -errno of a failed write (reported).
+ */
+static int save_kallsyms(struct rec *r, const char *out)
 {
 	char path[4096], line[512];
+	struct ksym *v = NULL;
+	size_t n = 0, cap = 0, nl = 0;
 	FILE *in, *o;
 	bool nonzero = false;
 	struct stat st;
 	int err = 0;
 
-	*text = 0;
 	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
 		return 0;	/* no /dev/null.kallsyms */
 	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
@@ -611,29 +698,87 @@ static int save_kallsyms(const char *out, uint64_t *text)
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
-	o = fopen(path, "w");
-	if (!o) {
-		err = -errno;
-		fclose(in);
-		die_msg("cannot create %s: %s", path, strerror(-err));
-		return err;
-	}
+	/* pass 1: the text symbols (and _text, _stext), sorted by address */
 	while (fgets(line, sizeof(line), in)) {
 		unsigned long long a;
 		char t, name[256];
 
-		errno = 0;
-		if (fputs(line, o) == EOF) {
-			err = errno ? -errno : -EIO;
-			break;
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) != 3)
+			goto next;
+		nonzero |= a != 0;
+		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
+		    !strcmp(name, "_stext")) {
+			if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+				err = -ENOMEM;
+				break;
+			}
+			v[n].addr = a;
+			v[n].line = nl;
+			v[n].keep = !strcmp(name, "_text") || !strcmp(name, "_stext");
+			n++;
 		}
-		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
-			nonzero |= a != 0;
-			if (!strcmp(name, "_text"))
-				*text = a;
+next:
+		if (strchr(line, '\n'))
+			nl++;
+	}
+	if (err || !nonzero) {
+		fclose(in);
+		free(v);
+		if (err)
+			die_msg("cannot save kernel symbols: %s", strerror(-err));
+		else
+			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+				"kernel frames will not be symbolized");
+		return err;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ksym);
+	/* every sampled kernel address keeps the symbols at its start */
+	for (size_t i = 0; i < r->kips.cap; i++) {
+		uint64_t ip = r->kips.s[i].key;
+		size_t lo = 0, hi = n;
+
+		if (!r->kips.s[i].val)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].addr <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		for (size_t k = lo; k-- > 0 && v[k].addr == v[lo - 1].addr;)
+			v[k].keep = true;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_line);
+	/* pass 2: copy the kept lines */
+	o = fopen(path, "w");
+	if (!o) {
+		err = -errno;
+		fclose(in);
+		free(v);
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	rewind(in);
+	nl = 0;
+	for (size_t k = 0; fgets(line, sizeof(line), in);) {
+		while (k < n && v[k].line < nl)
+			k++;
+		if (k < n && v[k].line == nl && v[k].keep) {
+			errno = 0;
+			if (fputs(line, o) == EOF) {
+				err = errno ? -errno : -EIO;
+				break;
+			}
+		}
+		if (strchr(line, '\n'))
+			nl++;
 	}
 	fclose(in);
+	free(v);
 	if (!err)
 		err = ds_stream_err(o);
 	errno = 0;
@@ -642,16 +787,8 @@ static int save_kallsyms(const char *out, uint64_t *text)
 	if (err) {
 		die_msg("writing %s: %s", path, strerror(-err));
 		unlink(path);
-		*text = 0;
-		return err;
 	}
-	if (!nonzero) {
-		unlink(path);
-		die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
-			"kernel frames will not be symbolized");
-		*text = 0;
-	}
-	return 0;
+	return err;
 }
 
 static void usage_record(FILE *f)
@@ -865,6 +1002,7 @@ static void cleanup(struct rec *r)
 	for (size_t i = 0; i < r->objs.cap; i++)
 		free(r->objs.s[i].val);
 	ds_htab_free(&r->objs);
+	ds_htab_free(&r->kips);
 }
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
@@ -962,8 +1100,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		die_msg("writing %s: %s", path, strerror(-err));
 		goto out;
 	}
-	err = save_kallsyms(r->o.out, &ktext);
-	if (!err && ktext)
+	ktext = kallsyms_text();
+	if (ktext)
 		err = synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
 	if (!err && r->o.all)
 		err = synth_all(r);
@@ -1025,6 +1163,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		waitpid(r->child, &r->status, 0);
 		child_done = r->reaped = true;
 	}
+	if (!err)
+		err = save_kallsyms(r, r->o.out);
 out_w:
 	if (!uname(&un)) {
 		info.hostname = un.nodename;
