@@ -377,6 +377,26 @@ else
 	else
 		skp "perf interop (perf not installed)"
 	fi
+	# unprivileged (perf_event_paranoid=2): no kernel sampling allowed, so
+	# user space only (exclude_kernel) with a one-line note, as perf does
+	if [ "$(id -u)" = 0 ] && [ "$paranoid" -eq 2 ] && command -v setpriv > /dev/null &&
+	   id nobody > /dev/null 2>&1; then
+		U="$T/unpriv"; mkdir -p "$U"; chmod 755 "$T"; chmod 1777 "$U"
+		cp "$DS" "$BURN" "$U/"
+		(cd "$U" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- \
+			./deferstack record -o "$U/u.data" -- ./burn 0.3) > /dev/null 2> "$U/u.err"
+		rc=$?
+		cat "$U/u.err"
+		check "unprivileged record (paranoid 2): exit 0, one-line user-space-only note" \
+			bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'recording user space only (exclude_kernel)' '$U/u.err') -eq 1 ]"
+		"$DSAN" report -i "$U/u.data" > "$U/u.txt" 2>/dev/null
+		"$DSAN" report -i "$U/u.data" --folded > "$U/u.folded" 2>/dev/null
+		check "unprivileged record: user stacks, no kernel frames, event cpu-clock:u" \
+			bash -c "grep -q 'burn_outer;burn_middle;burn_leaf' '$U/u.folded' && ! grep -qE 'do_syscall_64|entry_SYSCALL' '$U/u.folded' && grep -q \"event 'cpu-clock:u'\" '$U/u.txt'"
+		chmod 700 "$T"
+	else
+		skp "unprivileged fallback (needs root to run as nobody, setpriv and kernel.perf_event_paranoid=2; it is $paranoid)"
+	fi
 	# -p PID and -a
 	"$BURN" 3 & bp=$!
 	sleep 0.2

@@ -38,6 +38,7 @@ struct ropts {
 	unsigned long period;	/* -c: every Nth event; 0: -F frequency */
 	int mode;
 	bool all, stitched;
+	bool user_only;		/* exclude_kernel: kernel sampling not allowed */
 	pid_t pid;
 	char **cmd;
 	double duration;
@@ -108,6 +109,8 @@ static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
 	s->inherit = task;
 	s->enable_on_exec = on_exec;
 	s->watermark = 1;
+	s->exclude_kernel = o->user_only;
+	s->exclude_hv = o->user_only;
 	s->wakeup_watermark = (uint32_t)(o->pages * (unsigned long)getpagesize() / 4);
 	*t = *s;
 	t->config = PERF_COUNT_SW_DUMMY;
@@ -158,9 +161,8 @@ static void open_error(int err, const struct ropts *o, pid_t pid, int cpu)
 	}
 }
 
-/* The user's own events, without defer bits, on this task: an error here
- * is about the user's options (-F ...), never about deferred callchains. */
-static int check_attrs(const struct ropts *o)
+/* Open the user's two events (no defer bits) on this task: 0 or -errno. */
+static int try_attrs(const struct ropts *o)
 {
 	struct perf_event_attr s, t;
 	struct perf_event_attr *v[2] = { &s, &t };
@@ -169,15 +171,38 @@ static int check_attrs(const struct ropts *o)
 	for (int i = 0; i < 2; i++) {
 		int fd = perf_open(v[i], 0, -1, -1);
 
-		if (fd < 0) {
-			int err = -errno;
-
-			open_error(err, o, 0, -1);
-			return err;
-		}
+		if (fd < 0)
+			return -errno;
 		close(fd);
 	}
 	return 0;
+}
+
+/*
+ * The user's own events, without defer bits, on this task: an error here
+ * is about the user's options (-F ...), never about deferred callchains.
+ * Not allowed to sample the kernel (perf_event_paranoid >= 2 for an
+ * unprivileged user: EACCES/EPERM), but allowed with exclude_kernel: like
+ * perf, record user space only, with a one-line note.
+ */
+static int check_attrs(struct ropts *o)
+{
+	int err = try_attrs(o);
+
+	if ((err == -EACCES || err == -EPERM) && !o->all) {
+		o->user_only = true;
+		if (!try_attrs(o)) {
+			fprintf(stderr, PROG ": note: kernel.perf_event_paranoid=%ld does not let "
+				"this user sample the kernel: recording user space only "
+				"(exclude_kernel)\n",
+				read_proc_long("/proc/sys/kernel/perf_event_paranoid", -99));
+			return 0;
+		}
+		o->user_only = false;
+	}
+	if (err)
+		open_error(err, o, 0, -1);
+	return err;
 }
 
 /*
@@ -185,12 +210,14 @@ static int check_attrs(const struct ropts *o)
  * without and with the bit: only an EINVAL/E2BIG caused by the bit itself
  * means "no".  1 supported, 0 not, <0 the minimal event failed (errno).
  */
-static int probe_defer(void)
+static int probe_defer(bool user_only)
 {
 	struct perf_event_attr a;
 	int fd;
 
 	memset(&a, 0, sizeof(a));
+	a.exclude_kernel = user_only;
+	a.exclude_hv = user_only;
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
@@ -726,7 +753,7 @@ next:
 		free(v);
 		if (err)
 			die_msg("cannot save kernel symbols: %s", strerror(-err));
-		else
+		else if (!r->o.user_only)	/* no kernel frames anyway */
 			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
 				"kernel frames will not be symbolized");
 		return err;
@@ -1085,7 +1112,10 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[0].attr = s;
 	attrs[0].ids = r->ids[0];
 	attrs[0].nr_ids = r->nr_ids[0];
-	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ? "context-switches" : "cpu-clock";
+	/* perf's names: ":u" for user space only */
+	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ?
+			(r->o.user_only ? "context-switches:u" : "context-switches") :
+			(r->o.user_only ? "cpu-clock:u" : "cpu-clock");
 	attrs[1].attr = t;
 	attrs[1].ids = r->ids[1];
 	attrs[1].nr_ids = r->nr_ids[1];
@@ -1209,11 +1239,12 @@ int cmd_record(int argc, char **argv)
 	ret = parse_record_opts(argc, argv, &r.o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* the user's options first (user space only if the kernel is not
+	 * allowed), then the defer bit on its own */
+	if (check_attrs(&r.o))
+		return 1;
 	if (r.o.mode != MODE_CLASSIC) {
-		/* the user's options first, then the defer bit on its own */
-		if (check_attrs(&r.o))
-			return 1;
-		ret = probe_defer();
+		ret = probe_defer(r.o.user_only);
 		if (ret < 0) {
 			open_error(ret, NULL, 0, -1);
 			return 1;
