@@ -43,15 +43,56 @@ struct ds_merge_ent {
 	struct ds_merge_node *n;
 };
 
-int ds_merge_init(struct ds_merge *m, size_t max_pending)
+struct ds_merge {
+	struct ds_merge_q *q;		/* per CPU, in time order */
+	size_t nr_q;
+	struct ds_merge_ent *heap;	/* queue heads and late records */
+	size_t nr_heap, cap_heap;
+	uint64_t seq;		/* arrival counter (stable order) */
+	size_t pending, max_pending;
+	uint64_t max_time_cur, max_time_prev, watermark;
+	bool flushing;
+	struct ds_merge_node *out;	/* last released node, freed on next pop */
+	uint64_t nr_out_of_order;	/* records older than an already released one */
+	uint64_t last_released;
+};
+
+int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts)
 {
-	memset(m, 0, sizeof(*m));
-	m->max_pending = max_pending ? max_pending : 1u << 20;
+	struct ds_merge_opts o;
+	struct ds_merge *m;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->max_pending = o.max_pending ? o.max_pending : 1u << 20;
+	*out = m;
 	return 0;
 }
 
-void ds_merge_destroy(struct ds_merge *m)
+uint64_t ds_merge_out_of_order(const struct ds_merge *m)
 {
+	return m->nr_out_of_order;
+}
+
+size_t ds_merge_pending(const struct ds_merge *m)
+{
+	return m->pending;
+}
+
+uint64_t ds_merge_pop_time(const struct ds_merge *m)
+{
+	return m->out ? m->out->time : 0;
+}
+
+void ds_merge_free(struct ds_merge *m)
+{
+	if (!m)
+		return;
 	for (size_t i = 0; i < m->nr_q; i++) {
 		struct ds_merge_q *q = &m->q[i];
 
@@ -66,7 +107,7 @@ void ds_merge_destroy(struct ds_merge *m)
 	free(m->q);
 	free(m->heap);
 	free(m->out);
-	memset(m, 0, sizeof(*m));
+	free(m);
 }
 
 static int ensure_queue(struct ds_merge *m, size_t q)

@@ -35,15 +35,39 @@ struct ds_task {
 	size_t npend;
 };
 
-int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch_cb cb,
-		   void *cb_arg)
+struct ds_stitcher {
+	struct ds_htab tasks;	/* tid -> struct ds_task */
+	size_t max_pending_per_task;
+	size_t pending_total;
+	ds_stitch_cb cb;
+	void *cb_arg;
+	uint64_t *chain_buf;
+	size_t chain_cap;
+	struct ds_stitch_stats st;
+};
+
+int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts)
 {
-	memset(s, 0, sizeof(*s));
-	s->max_pending_per_task = max_pending_per_task ? max_pending_per_task : 65536;
-	s->cb = cb;
-	s->cb_arg = cb_arg;
-	s->tasks = calloc(1, sizeof(*s->tasks));
-	return s->tasks ? 0 : -ENOMEM;
+	struct ds_stitch_opts o;
+	struct ds_stitcher *s;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->max_pending_per_task = o.max_pending_per_task ? o.max_pending_per_task : 65536;
+	s->cb = o.cb;
+	s->cb_arg = o.cb_arg;
+	*out = s;
+	return 0;
+}
+
+const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s)
+{
+	return &s->st;
 }
 
 static void task_free(struct ds_task *t)
@@ -60,28 +84,27 @@ static void task_free(struct ds_task *t)
 	free(t);
 }
 
-void ds_stitch_destroy(struct ds_stitcher *s)
+void ds_stitch_free(struct ds_stitcher *s)
 {
-	if (s->tasks) {
-		for (size_t i = 0; i < s->tasks->cap; i++) {
-			if (s->tasks->s[i].val)
-				task_free(s->tasks->s[i].val);
-		}
-		ds_htab_free(s->tasks);
-		free(s->tasks);
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->tasks.cap; i++) {
+		if (s->tasks.s[i].val)
+			task_free(s->tasks.s[i].val);
 	}
+	ds_htab_free(&s->tasks);
 	free(s->chain_buf);
-	memset(s, 0, sizeof(*s));
+	free(s);
 }
 
 size_t ds_stitch_nr_tasks(const struct ds_stitcher *s)
 {
-	return s->tasks ? s->tasks->used : 0;
+	return s->tasks.used;
 }
 
 static struct ds_task *task_find(struct ds_stitcher *s, uint32_t tid)
 {
-	return ds_htab_get(s->tasks, tid, NULL, NULL);
+	return ds_htab_get(&s->tasks, tid, NULL, NULL);
 }
 
 static struct ds_task *task_get(struct ds_stitcher *s, uint32_t tid, int *err)
@@ -96,7 +119,7 @@ static struct ds_task *task_get(struct ds_stitcher *s, uint32_t tid, int *err)
 		return NULL;
 	}
 	t->tid = tid;
-	*err = ds_htab_put(s->tasks, tid, t);
+	*err = ds_htab_put(&s->tasks, tid, t);
 	if (*err) {
 		free(t);
 		return NULL;
@@ -335,7 +358,7 @@ int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 
 		if (t) {
 			err = flush_pending(s, t, NULL, 0, DS_UNM_EXIT);
-			ds_htab_del(s->tasks, ev->tid, NULL, NULL);
+			ds_htab_del(&s->tasks, ev->tid, NULL, NULL);
 			task_free(t);
 		}
 		return err ? err : emit(s, &o);
@@ -373,11 +396,11 @@ int ds_stitch_finish(struct ds_stitcher *s)
 	size_t n = 0;
 	int err = 0;
 
-	v = malloc((s->tasks->used + 1) * sizeof(*v));
+	v = malloc((s->tasks.used + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->tasks->cap; i++) {
-		struct ds_task *t = s->tasks->s[i].val;
+	for (size_t i = 0; i < s->tasks.cap; i++) {
+		struct ds_task *t = s->tasks.s[i].val;
 
 		if (t && t->npend)
 			v[n++] = t;

@@ -21,8 +21,8 @@ int cmd_convert(int argc, char **argv);
 /* Read path, merge in time order, stitch; cb gets every output. */
 struct pipeline {
 	struct ds_reader rd;
-	struct ds_merge mg;
-	struct ds_stitcher st;
+	struct ds_merge *mg;
+	struct ds_stitcher *st;
 	struct ds_symbols *sym;	/* may be NULL */
 	uint64_t nr_out_of_order;
 	int cb_err;		/* the callback failed (it reported the error) */
@@ -37,6 +37,9 @@ void pipeline_close(struct pipeline *p);
 /* The command name of a sample's task ("[unknown]" if none seen). */
 const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);
+/* The stitcher's counts of a pipeline (zeros if it never ran). */
+struct ds_stitch_stats pipeline_stats(const struct pipeline *p);
+void print_pipeline_summary(FILE *out, const struct pipeline *p);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */

@@ -108,7 +108,7 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 	info.build_ids = rd.build_ids;
 	info.nr_build_ids = rd.nr_build_ids;
 	if (st)
-		*st = p.st.st;
+		*st = pipeline_stats(&p);
 	pipeline_close(&p);
 	{
 		int e2 = ds_writer_close(&c.w, &info);

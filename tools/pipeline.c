@@ -43,10 +43,10 @@ static int drain(struct pipeline *p)
 	struct ds_event ev;
 	int err;
 
-	while (ds_merge_pop(&p->mg, &rec) > 0) {
+	while (ds_merge_pop(p->mg, &rec) > 0) {
 		err = ds_reader_parse(&p->rd, rec, &ev);
 		if (!err)
-			err = ds_stitch_event(&p->st, &ev);
+			err = ds_stitch_event(p->st, &ev);
 		if (err)
 			return err;
 	}
@@ -106,13 +106,20 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 			return ret;
 		}
 	}
-	ds_merge_init(&p->mg, 0);
-	ret = ds_stitch_init(&p->st, 0, wrap_cb, &w);
-	if (ret)
-		return ret;
+	{
+		struct ds_stitch_opts so = { .sz = sizeof(so), .cb = wrap_cb, .cb_arg = &w };
+
+		ret = ds_merge_new(&p->mg, NULL);
+		if (!ret)
+			ret = ds_stitch_new(&p->st, &so);
+		if (ret) {
+			die_msg("%s", strerror(-ret));
+			return ret;
+		}
+	}
 	while ((ret = ds_reader_next(&p->rd, &rec)) > 0) {
 		if (rec->type == DS_RECORD_FINISHED_ROUND) {
-			ds_merge_round(&p->mg);
+			ds_merge_round(p->mg);
 			ret = drain(p);
 			if (ret)
 				break;
@@ -125,7 +132,7 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 				rec->size, p->rd.pos - rec->size, parse_err(ret));
 			return ret;
 		}
-		ret = ds_merge_push(&p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
+		ret = ds_merge_push(p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
 		if (!ret)
 			ret = drain(p);
 		if (ret)
@@ -143,11 +150,11 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	if (p->rd.trailing)
 		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
 			"end of the file), ignored", path, p->rd.trailing);
-	ds_merge_flush(&p->mg);
+	ds_merge_flush(p->mg);
 	ret = drain(p);
 	if (!ret)
-		ret = ds_stitch_finish(&p->st);
-	p->nr_out_of_order = p->mg.nr_out_of_order;
+		ret = ds_stitch_finish(p->st);
+	p->nr_out_of_order = ds_merge_out_of_order(p->mg);
 	if (ret && !p->cb_err)
 		die_msg("%s: processing failed: %s", path, strerror(-ret));
 	return ret;
@@ -155,8 +162,10 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 
 void pipeline_close(struct pipeline *p)
 {
-	ds_stitch_destroy(&p->st);
-	ds_merge_destroy(&p->mg);
+	ds_stitch_free(p->st);
+	ds_merge_free(p->mg);
+	p->st = NULL;
+	p->mg = NULL;
 	ds_reader_close(&p->rd);
 	ds_symbols_free(p->sym);
 	p->sym = NULL;
@@ -173,6 +182,23 @@ void print_summary(FILE *out, const struct ds_stitch_stats *st)
 		st->samples, st->deferred, st->stitched, st->record_first, st->complete,
 		st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
 		st->unm_overflow, st->lost_events, st->lost_records, st->lost_samples);
+}
+
+struct ds_stitch_stats pipeline_stats(const struct pipeline *p)
+{
+	struct ds_stitch_stats z;
+
+	if (p->st)
+		return *ds_stitch_get_stats(p->st);
+	memset(&z, 0, sizeof(z));
+	return z;
+}
+
+void print_pipeline_summary(FILE *out, const struct pipeline *p)
+{
+	struct ds_stitch_stats st = pipeline_stats(p);
+
+	print_summary(out, &st);
 }
 
 const char *default_kallsyms(const char *data, char *buf, size_t len)

@@ -1286,7 +1286,7 @@ int cmd_record(int argc, char **argv)
 		struct pipeline p;
 
 		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
-		st = p.st.st;
+		st = pipeline_stats(&p);
 		pipeline_close(&p);
 	}
 	if (ret)

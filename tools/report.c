@@ -310,14 +310,14 @@ int cmd_report(int argc, char **argv)
 	default:
 		err = write_text(&r, (size_t)top);
 		if (!err)
-			print_summary(stdout, &p.st.st);
+			print_pipeline_summary(stdout, &p);
 		if (!err)
 			err = finish_stdout();
 		else if (err != -ENOMEM)
 			die_msg("writing standard output: %s", strerror(-err));
 	}
 	if (!err)
-		print_summary(stderr, &p.st.st);
+		print_pipeline_summary(stderr, &p);
 out:
 	pipeline_close(&p);
 out_nopipe:

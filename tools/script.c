@@ -158,7 +158,7 @@ int cmd_script(int argc, char **argv)
 	if (!err)
 		err = finish_stdout();
 	if (!err)
-		print_summary(stderr, &p.st.st);
+		print_pipeline_summary(stderr, &p);
 	pipeline_close(&p);
 	return err ? 1 : 0;
 }

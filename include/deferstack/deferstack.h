@@ -290,26 +290,25 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
  * round is final), when more than max_pending records are queued (bounded
  * memory for streams without rounds), or after ds_merge_flush().
  */
-struct ds_merge_node;
-struct ds_merge_q;
-struct ds_merge_ent;
-struct ds_merge {
-	struct ds_merge_q *q;		/* per CPU, in time order */
-	size_t nr_q;
-	struct ds_merge_ent *heap;	/* queue heads and late records */
-	size_t nr_heap, cap_heap;
-	uint64_t seq;		/* arrival counter (stable order) */
-	size_t pending, max_pending;
-	uint64_t max_time_cur, max_time_prev, watermark;
-	bool flushing;
-	struct ds_merge_node *out;	/* last released node, freed on next pop */
-	uint64_t nr_out_of_order;	/* records older than an already released one */
-	uint64_t last_released;
+struct ds_merge;
+
+struct ds_merge_opts {
+	size_t sz;		/* sizeof(struct ds_merge_opts) */
+	size_t max_pending;	/* records queued at most before the oldest is
+				 * released anyway; 0 = default (1M) */
 };
 
-/* max_pending 0 = default (1M records). */
-int ds_merge_init(struct ds_merge *m, size_t max_pending);
-void ds_merge_destroy(struct ds_merge *m);
+/* opts NULL = defaults; -E2BIG: opts with fields this library does not
+ * know set. */
+int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts);
+void ds_merge_free(struct ds_merge *m);
+/* Records released after a later one (input older than a round promised). */
+uint64_t ds_merge_out_of_order(const struct ds_merge *m);
+/* Records queued. */
+size_t ds_merge_pending(const struct ds_merge *m);
+/* The time the record of the last successful ds_merge_pop() was pushed
+ * with (valid until the next pop). */
+uint64_t ds_merge_pop_time(const struct ds_merge *m);
 /* Queue a copy of rec (with its parsed time/cpu; no time -> 0, cpu -> 0). */
 int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec,
 		  uint64_t time, uint32_t cpu);
@@ -362,22 +361,21 @@ struct ds_stitch_stats {
 	uint64_t lost_events, lost_samples, lost_records, unknown, pending_peak;
 };
 
-struct ds_task;
-struct ds_stitcher {
-	struct ds_htab *tasks;	/* tid -> struct ds_task */
+struct ds_stitcher;
+
+struct ds_stitch_opts {
+	size_t sz;		/* sizeof(struct ds_stitch_opts) */
+	/* samples waiting for their record, per task, before the oldest is
+	 * emitted kernel-only (DS_UNM_OVERFLOW); 0 = default (65536) */
 	size_t max_pending_per_task;
-	size_t pending_total;
-	ds_stitch_cb cb;
+	ds_stitch_cb cb;	/* every output; may be NULL */
 	void *cb_arg;
-	uint64_t *chain_buf;
-	size_t chain_cap;
-	struct ds_stitch_stats st;
 };
 
-/* max_pending_per_task 0 = default (65536). */
-int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch_cb cb,
-		   void *cb_arg);
-void ds_stitch_destroy(struct ds_stitcher *s);
+/* opts NULL = defaults (no callback); -E2BIG as ds_merge_new(). */
+int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts);
+void ds_stitch_free(struct ds_stitcher *s);
+const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s);
 /* Feed one parsed record, in time order. */
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
 /* End of data: emit all pending samples kernel-only. */

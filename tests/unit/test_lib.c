@@ -470,7 +470,7 @@ static void t_perfdata_bad(void **state)
 
 static void t_merge(void **state)
 {
-	struct ds_merge m;
+	struct ds_merge *m;
 	const struct perf_event_header *h;
 	struct sbuf s = { 0 };
 	uint64_t times[] = { 10, 30, 50, 20, 40, 60 };
@@ -480,28 +480,29 @@ static void t_merge(void **state)
 
 	(void)state;
 	sb_unknown(&s, 100);
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, times[i], cpus[i]), 0);
-	assert_int_equal(ds_merge_pop(&m, &h), 0);	/* nothing final yet */
-	ds_merge_round(&m);				/* watermark = 0 */
-	assert_int_equal(ds_merge_pop(&m, &h), 0);
-	ds_merge_round(&m);				/* watermark = 60 */
-	while (ds_merge_pop(&m, &h) == 1)
-		got[n++] = m.last_released;
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, times[i], cpus[i]), 0);
+	assert_int_equal(ds_merge_pop(m, &h), 0);	/* nothing final yet */
+	ds_merge_round(m);				/* watermark = 0 */
+	assert_int_equal(ds_merge_pop(m, &h), 0);
+	ds_merge_round(m);				/* watermark = 60 */
+	while (ds_merge_pop(m, &h) == 1)
+		got[n++] = ds_merge_pop_time(m);
 	assert_int_equal(n, 6);
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(got[i], 10 * (i + 1));
-	assert_int_equal(m.nr_out_of_order, 0);
-	ds_merge_destroy(&m);
+	assert_int_equal(ds_merge_out_of_order(m), 0);
+	ds_merge_free(m);
 	/* bounded: more than max_pending releases the oldest */
-	assert_int_equal(ds_merge_init(&m, 2), 0);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 2 }), 0);
 	for (int i = 0; i < 3; i++)
-		ds_merge_push(&m, (const void *)s.b, 100 - (uint64_t)i, 0);
-	assert_int_equal(ds_merge_pop(&m, &h), 1);
-	assert_int_equal(m.last_released, 98);
-	assert_int_equal(ds_merge_pop(&m, &h), 0);
-	ds_merge_destroy(&m);
+		ds_merge_push(m, (const void *)s.b, 100 - (uint64_t)i, 0);
+	assert_int_equal(ds_merge_pop(m, &h), 1);
+	assert_int_equal(ds_merge_pop_time(m), 98);
+	assert_int_equal(ds_merge_pop(m, &h), 0);
+	ds_merge_free(m);
 	free(s.b);
 }
 
@@ -511,7 +512,7 @@ static void t_merge(void **state)
 static void t_merge_backwards(void **state)
 {
 	enum { N = 160000 };
-	struct ds_merge m;
+	struct ds_merge *m;
 	const struct perf_event_header *h;
 	struct sbuf s = { 0 };
 	struct timespec t0, t1;
@@ -523,40 +524,41 @@ static void t_merge_backwards(void **state)
 	sb_unknown(&s, 100);
 	alarm(120);	/* a regression fails instead of hanging the check */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	for (uint64_t i = 0; i < N / 2; i++) {
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, i + 1, 0), 0);
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, N + i, 0), 0);
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, i + 1, 0), 0);
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, N + i, 0), 0);
 	}
-	assert_int_equal(ds_merge_pop(&m, &h), 0);	/* no round: nothing final */
-	ds_merge_flush(&m);
-	while (ds_merge_pop(&m, &h) == 1) {
-		assert_true(m.last_released >= prev);
-		prev = m.last_released;
+	assert_int_equal(ds_merge_pop(m, &h), 0);	/* no round: nothing final */
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &h) == 1) {
+		assert_true(ds_merge_pop_time(m) >= prev);
+		prev = ds_merge_pop_time(m);
 		n++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	alarm(0);
 	assert_int_equal(n, N);
-	assert_int_equal(m.nr_out_of_order, 0);
-	ds_merge_destroy(&m);
+	assert_int_equal(ds_merge_out_of_order(m), 0);
+	ds_merge_free(m);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	/* ~0.1 s with the heap under ASan, ~20 s with the old sorted-list
 	 * insertion: 5 s leaves a busy machine 50 times the room */
 	assert_true(secs < 5.0);
 	/* bounded memory without rounds: max_pending releases the smallest */
-	assert_int_equal(ds_merge_init(&m, 1000), 0);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 1000 }), 0);
 	n = 0;
 	for (uint64_t i = 0; i < 5000; i++) {
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, 5000 - i, 0), 0);
-		while (ds_merge_pop(&m, &h) == 1)
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, 5000 - i, 0), 0);
+		while (ds_merge_pop(m, &h) == 1)
 			n++;
 	}
-	assert_int_equal(m.pending, 1000);
+	assert_int_equal(ds_merge_pending(m), 1000);
 	assert_int_equal(n, 4000);
-	ds_merge_destroy(&m);
+	ds_merge_free(m);
 	/* equal times: by cpu, then in arrival order */
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	{
 		struct sbuf t = { 0 };
 		uint32_t cpus[] = { 1, 0, 1, 0 };
@@ -567,10 +569,10 @@ static void t_merge_backwards(void **state)
 			t.len = 0;
 			sb_unknown(&t, 100);
 			memcpy(t.b + 8, &tags[i], 8);
-			assert_int_equal(ds_merge_push(&m, (const void *)t.b, 7, cpus[i]), 0);
+			assert_int_equal(ds_merge_push(m, (const void *)t.b, 7, cpus[i]), 0);
 		}
-		ds_merge_flush(&m);
-		while (ds_merge_pop(&m, &h) == 1) {
+		ds_merge_flush(m);
+		while (ds_merge_pop(m, &h) == 1) {
 			uint64_t tag;
 
 			memcpy(&tag, (const uint8_t *)h + 8, 8);
@@ -579,7 +581,7 @@ static void t_merge_backwards(void **state)
 		assert_int_equal(k, 4);
 		free(t.b);
 	}
-	ds_merge_destroy(&m);
+	ds_merge_free(m);
 	free(s.b);
 }
 
@@ -589,7 +591,7 @@ static void t_merge_backwards(void **state)
 static void t_merge_many_cpus(void **state)
 {
 	enum { NCPU = 4096, N = 1 << 20 };
-	struct ds_merge m;
+	struct ds_merge *m;
 	struct sbuf s = { 0 };
 	const struct perf_event_header *h;
 	struct timespec t0, t1;
@@ -598,23 +600,24 @@ static void t_merge_many_cpus(void **state)
 
 	(void)state;
 	sb_unknown(&s, 100);
-	assert_int_equal(ds_merge_init(&m, N + 1), 0);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = N + 1 }), 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	alarm(120);
 	for (uint64_t i = 0; i < N; i++) {
 		/* every CPU busy, each queue in order, a few records late */
 		uint64_t t = i % 97 == 0 && i > 5000 ? i - 5000 : i;
 
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, t,
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, t,
 					       (uint32_t)(i % NCPU)), 0);
 		if (i % 4096 == 4095) {
-			ds_merge_round(&m);
-			while (ds_merge_pop(&m, &h) == 1)
+			ds_merge_round(m);
+			while (ds_merge_pop(m, &h) == 1)
 				n++;
 		}
 	}
-	ds_merge_flush(&m);
-	while (ds_merge_pop(&m, &h) == 1)
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &h) == 1)
 		n++;
 	alarm(0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -623,7 +626,7 @@ static void t_merge_many_cpus(void **state)
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	print_message("merge of 1M records over 4096 CPUs: %.2f s\n", secs);
 	assert_true(secs < 10.0);
-	ds_merge_destroy(&m);
+	ds_merge_free(m);
 	free(s.b);
 }
 
@@ -677,7 +680,7 @@ static void dwarf_sample(struct sbuf *s, uint16_t misc, uint64_t ip, const uint6
 static void t_dwarf_user_ip(void **state)
 {
 	struct perf_event_attr a;
-	struct ds_stitcher st;
+	struct ds_stitcher *st;
 	struct chain_cap cc;
 	struct sbuf s = { 0 };
 	struct ds_event ev;
@@ -692,13 +695,13 @@ static void t_dwarf_user_ip(void **state)
 			PERF_SAMPLE_STACK_USER;
 	a.sample_regs_user = 0x3ff;	/* regs 0..9; the ip (8) is the 9th */
 	memset(&cc, 0, sizeof(cc));
-	assert_int_equal(ds_stitch_init(&st, 0, chain_cb, &cc), 0);
+	assert_int_equal(ds_stitch_new(&st, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts), .cb = chain_cb, .cb_arg = &cc }), 0);
 	/* kernel-mode sample: kernel chain + the user regs' ip */
 	dwarf_sample(&s, PERF_RECORD_MISC_KERNEL, KADDR(1), kchain, 3, 2, UADDR(0x77));
 	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
 	assert_true(ev.have & DS_EV_USER_IP);
 	assert_int_equal(ev.user_ip, UADDR(0x77));
-	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
 	assert_int_equal(cc.nr, 5);
 	assert_true(cc.c[3] == PERF_CONTEXT_USER);
 	assert_int_equal(cc.c[4], UADDR(0x77));
@@ -707,7 +710,7 @@ static void t_dwarf_user_ip(void **state)
 	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x42), NULL, 0, 0, 0);
 	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
 	assert_false(ev.have & DS_EV_USER_IP);
-	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
 	assert_int_equal(cc.nr, 2);
 	assert_true(cc.c[0] == PERF_CONTEXT_USER);
 	assert_int_equal(cc.c[1], UADDR(0x42));
@@ -715,21 +718,21 @@ static void t_dwarf_user_ip(void **state)
 	s.len = 0;
 	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x43), ctxonly, 1, 0, 0);
 	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
-	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
 	assert_int_equal(cc.nr, 3);
 	assert_int_equal(cc.c[2], UADDR(0x43));
 	/* a chain with user ips stays as it is */
 	s.len = 0;
 	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(5), uchain, 3, 2, UADDR(5));
 	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
-	assert_int_equal(ds_stitch_event(&st, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
 	assert_int_equal(cc.nr, 3);
 	assert_int_equal(cc.c[1], UADDR(5));
 	/* a register dump that does not fit the record */
 	a.sample_regs_user = ~0ULL;
 	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), -EINVAL);
 	assert_int_equal(cc.n, 4);
-	ds_stitch_destroy(&st);
+	ds_stitch_free(st);
 	free(s.b);
 }
 
@@ -789,39 +792,72 @@ static int count_cb(void *arg, const struct ds_stitch_out *o)
 	return 0;
 }
 
+/* libbpf-style options: sz is the caller's sizeof; an older, smaller
+ * struct gets defaults for the rest, a newer one with unknown fields set
+ * is refused (-E2BIG), a size without even sz is -EINVAL. */
+static void t_opts(void **state)
+{
+	struct { struct ds_stitch_opts o; uint64_t newer; } big;
+	struct ds_stitch_opts small;
+	struct ds_stitcher *st;
+	struct ds_merge *m;
+
+	(void)state;
+	memset(&small, 0, sizeof(small));
+	small.sz = offsetof(struct ds_stitch_opts, cb);	/* before cb existed */
+	small.max_pending_per_task = 3;
+	small.cb = count_cb;	/* beyond sz: ignored */
+	assert_int_equal(ds_stitch_new(&st, &small), 0);
+	ds_stitch_free(st);
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	assert_int_equal(ds_stitch_new(&st, &big.o), 0);
+	ds_stitch_free(st);
+	big.newer = 1;
+	assert_int_equal(ds_stitch_new(&st, &big.o), -E2BIG);
+	assert_null(st);
+	small.sz = 2;
+	assert_int_equal(ds_stitch_new(&st, &small), -EINVAL);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
+	assert_int_equal(ds_merge_pending(m), 0);
+	ds_merge_free(m);
+	ds_merge_free(NULL);
+	ds_stitch_free(NULL);
+}
+
 static void t_stitch_many_tasks(void **state)
 {
-	struct ds_stitcher st;
+	struct ds_stitcher *st;
 	struct sbuf s = { 0 };
 	struct ds_event ev;
 	int stitched = 0;
 
 	(void)state;
-	assert_int_equal(ds_stitch_init(&st, 0, count_cb, &stitched), 0);
+	assert_int_equal(ds_stitch_new(&st, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts), .cb = count_cb, .cb_arg = &stitched }), 0);
 	for (uint32_t t = 1; t <= 2000; t++) {
 		s.len = 0;
 		sb_dsample(&s, t, t, 0, 0, t * 7);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	for (uint32_t t = 1; t <= 2000; t += 2) {
 		s.len = 0;
 		sb_exit(&s, t, 5000, 0);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	for (uint32_t t = 2; t <= 2000; t += 2) {
 		s.len = 0;
 		sb_deferred(&s, t, 6000, 0, t * 7, 0, 1);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	assert_int_equal(stitched, 1000);
-	assert_int_equal(st.st.unm_exit, 1000);
-	assert_int_equal(ds_stitch_nr_tasks(&st), 1000);
-	assert_int_equal(ds_stitch_finish(&st), 0);
-	assert_int_equal(st.st.kernel_only, 1000);
-	ds_stitch_destroy(&st);
+	assert_int_equal(ds_stitch_get_stats(st)->unm_exit, 1000);
+	assert_int_equal(ds_stitch_nr_tasks(st), 1000);
+	assert_int_equal(ds_stitch_finish(st), 0);
+	assert_int_equal(ds_stitch_get_stats(st)->kernel_only, 1000);
+	ds_stitch_free(st);
 	free(s.b);
 }
 
@@ -1206,6 +1242,7 @@ int main(void)
 		cmocka_unit_test(t_merge_backwards),
 		cmocka_unit_test(t_merge_many_cpus),
 		cmocka_unit_test(t_htab),
+		cmocka_unit_test(t_opts),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
