@@ -119,6 +119,28 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 check "report --text of 200 x 8,000 frames: ${ms} ms under ASan (< 5 s)" \
 	bash -c "[ $rc -eq 0 ] && [ $ms -lt 5000 ] && grep -q '100.00%  deep_fn_1$' '$T/deep.txt'"
 
+# --- pipe mode (perf's record -o - format): a reader over standard input
+"$DSAN" convert -i "$T/m.data" -o - 2> "$T/pconv.err" | "$DSAN" script -i - -k /dev/null > "$T/pipe.txt" 2> "$T/pipe.err"
+check "convert -o - | script -i -: pipe-mode stream read from a pipe (6 samples)" \
+	bash -c "[ \$(grep -c ': complete' '$T/pipe.txt') -eq 6 ] && ! grep -q 'Sanitizer\|runtime error' '$T/pipe.err' '$T/pconv.err'"
+"$DSAN" convert -i "$T/m.data" -o - > "$T/m.pipe" 2>/dev/null
+check "a pipe-mode file reads like the original" \
+	bash -c "'$DSAN' script -i '$T/m.pipe' -k /dev/null 2>/dev/null | grep -c ': complete' | grep -qx 6"
+check "report -i - < FILE: a file-mode recording on a seekable standard input" \
+	bash -c "'$DSAN' report -i - --folded -k /dev/null < '$T/m.data' 2>/dev/null | grep -q '^alpha;'"
+cat "$T/m.data" | "$DSAN" report -i - -k /dev/null > /dev/null 2> "$T/pfile.err"
+rc=$?
+check "file-mode recording through a pipe: exit 1, says to give the file" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'standard input: a perf.data in file mode cannot be read from a pipe' '$T/pfile.err'"
+head -c $(($(wc -c < "$T/m.pipe") - 20)) "$T/m.pipe" | "$DSAN" script -i - -k /dev/null > "$T/pcut.txt" 2> "$T/pcut.err"
+rc=$?
+check "a cut pipe-mode stream: exit 0, the records before the cut, a warning" \
+	bash -c "[ $rc -eq 0 ] && grep -q 'complete' '$T/pcut.txt' && grep -q 'last record is cut off' '$T/pcut.err'"
+printf 'PERFILE2\020\0\0\0\0\0\0\0' | cat - "$T/m.data" | "$DSAN" report -i - -k /dev/null > /dev/null 2> "$T/pjunk.err"
+rc=$?
+check "pipe-mode garbage: exit 1, one clear line, no sanitizer report" \
+	bash -c "[ $rc -eq 1 ] && [ \$(wc -l < '$T/pjunk.err') -eq 1 ] && grep -q '^deferstack: standard input: ' '$T/pjunk.err' && ! grep -q 'Sanitizer\|runtime error' '$T/pjunk.err'"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i
@@ -164,7 +186,7 @@ expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
 mkfifo "$T/fifo"
 expect_error "directory as input" "$T" "is a directory, not a perf.data file"
-expect_error "FIFO as input" "$T/fifo" "is a FIFO (pipe-mode input is not supported), not a perf.data file"
+expect_error "FIFO as input" "$T/fifo" "is a FIFO (read a pipe as standard input: -i -), not a perf.data file"
 expect_error "device as input" /dev/zero "is a device, not a perf.data file"
 # an MMAP record naming a FIFO must not hang report; a FIFO as -k neither
 "$OUT/tests/mkdata" "$T/mfifo.data" "$T/fifo" || bad "mkdata with a mapped FIFO"
@@ -396,6 +418,17 @@ else
 		chmod 700 "$T"
 	else
 		skp "unprivileged fallback (needs root to run as nobody, setpriv and kernel.perf_event_paranoid=2; it is $paranoid)"
+	fi
+	# record -o - | report -i -, and perf's pipe mode both ways
+	"$DS" record -o - -- "$BURN" 0.3 2> "$T/prec.err" | "$DSAN" report -i - --folded > "$T/pipe.folded" 2>/dev/null
+	check "record -o - | report -i -" bash -c "grep -q 'burn_outer;burn_middle;burn_leaf' '$T/pipe.folded' && grep -q 'wrote standard output (pipe mode' '$T/prec.err'"
+	"$DS" record --stitched -o - -- "$BURN" 0.3 2>/dev/null | "$DSAN" report -i - --folded > "$T/pipest.folded" 2>/dev/null
+	check "record --stitched -o - | report -i -" grep -q 'burn_leaf' "$T/pipest.folded"
+	if command -v perf > /dev/null; then
+		check "record -o - | perf report -i -" \
+			bash -c "'$DS' record -o - -- '$BURN' 0.3 2>/dev/null | perf report -i - --stdio 2>/dev/null | grep -q burn_leaf"
+		check "perf record -o - | report -i -" \
+			bash -c "perf record -q -g -o - -- '$BURN' 0.3 2>/dev/null | '$DSAN' report -i - --folded 2>/dev/null | grep -q 'burn_middle;burn_leaf'"
 	fi
 	# -p PID and -a
 	"$BURN" 3 & bp=$!

@@ -20,7 +20,7 @@ int cmd_convert(int argc, char **argv);
 
 /* Read path, merge in time order, stitch; cb gets every output. */
 struct pipeline {
-	struct ds_reader rd;
+	struct ds_reader *rd;
 	struct ds_merge *mg;
 	struct ds_stitcher *st;
 	struct ds_symbols *sym;	/* may be NULL */
@@ -34,6 +34,9 @@ enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
+/* Open IN ("-": standard input, pipe mode) with a one-line message on
+ * failure: 0 or -errno. */
+int open_input(struct ds_reader **rd, const char *in);
 /* The command name of a sample's task ("[unknown]" if none seen). */
 const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);

@@ -44,7 +44,7 @@ static int drain(struct pipeline *p)
 	int err;
 
 	while (ds_merge_pop(p->mg, &rec) > 0) {
-		err = ds_reader_parse(&p->rd, rec, &ev);
+		err = ds_reader_parse(p->rd, rec, &ev);
 		if (!err)
 			err = ds_stitch_event(p->st, &ev);
 		if (err)
@@ -70,9 +70,10 @@ static void warn_build_id(void *arg, const char *path, const char *recorded,
 		path, *on_disk ? on_disk : "none", recorded);
 }
 
-int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
+int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg)
 {
+	const char *path = strcmp(in, "-") ? in : "standard input";
 	struct ds_symbols_opts so = { .sz = sizeof(so) };
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
@@ -80,18 +81,15 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	ret = ds_reader_open(&p->rd, path);
-	if (ret) {
-		die_msg("%s", p->rd.err);
+	ret = open_input(&p->rd, in);
+	if (ret)
 		return ret;
-	}
-	if (p->rd.unfinished)
+	if (ds_reader_unfinished(p->rd))
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
 	if (sym) {
 		so.kallsyms = kallsyms;
-		so.build_ids = p->rd.build_ids;
-		so.nr_build_ids = p->rd.nr_build_ids;
+		so.build_ids = ds_reader_build_ids(p->rd, &so.nr_build_ids);
 		so.force_symbols = sym & PL_FORCE_SYMBOLS;
 		so.warn = warn_build_id;
 		ret = ds_symbols_open(&p->sym, &so);
@@ -117,7 +115,7 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 			return ret;
 		}
 	}
-	while ((ret = ds_reader_next(&p->rd, &rec)) > 0) {
+	while ((ret = ds_reader_next(p->rd, &rec)) > 0) {
 		if (rec->type == DS_RECORD_FINISHED_ROUND) {
 			ds_merge_round(p->mg);
 			ret = drain(p);
@@ -125,11 +123,11 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 				break;
 			continue;
 		}
-		ret = ds_reader_parse(&p->rd, rec, &ev);
+		ret = ds_reader_parse(p->rd, rec, &ev);
 		if (ret) {
 			die_msg("%s: malformed %s record (type %u, size %u) at data offset "
 				"%" PRIu64 ": %s", path, ds_record_name(rec->type), rec->type,
-				rec->size, p->rd.pos - rec->size, parse_err(ret));
+				rec->size, ds_reader_offset(p->rd) - rec->size, parse_err(ret));
 			return ret;
 		}
 		ret = ds_merge_push(p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
@@ -141,15 +139,16 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	if (ret < 0 && p->cb_err) {
 		return ret;	/* the callback said what went wrong */
 	} else if (ret < 0) {
-		if (p->rd.err[0])
-			die_msg("%s: %s", path, p->rd.err);
+		if (ds_reader_error(p->rd)[0])
+			die_msg("%s: %s", path, ds_reader_error(p->rd));
 		else
 			die_msg("%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (p->rd.trailing)
+	if (ds_reader_trailing(p->rd))
 		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
-			"end of the file), ignored", path, p->rd.trailing);
+			"end of the %s), ignored", path, ds_reader_trailing(p->rd),
+			ds_reader_pipe_mode(p->rd) ? "stream" : "file");
 	ds_merge_flush(p->mg);
 	ret = drain(p);
 	if (!ret)
@@ -160,13 +159,39 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	return ret;
 }
 
+int open_input(struct ds_reader **rd, const char *in)
+{
+	struct ds_reader_opts o = { .sz = sizeof(o) };
+	char why[256] = "";
+	int err;
+
+	o.errbuf = why;
+	o.errbuf_len = sizeof(why);
+	if (!strcmp(in, "-")) {
+		int fd = dup(0);
+
+		if (fd < 0) {
+			err = -errno;
+			die_msg("standard input: %s", strerror(-err));
+			return err;
+		}
+		err = ds_reader_open_fd(rd, fd, "standard input", &o);
+	} else {
+		err = ds_reader_open(rd, in, &o);
+	}
+	if (err)
+		die_msg("%s", why[0] ? why : strerror(-err));
+	return err;
+}
+
 void pipeline_close(struct pipeline *p)
 {
 	ds_stitch_free(p->st);
 	ds_merge_free(p->mg);
 	p->st = NULL;
 	p->mg = NULL;
-	ds_reader_close(&p->rd);
+	ds_reader_close(p->rd);
+	p->rd = NULL;
 	ds_symbols_free(p->sym);
 	p->sym = NULL;
 }
@@ -204,7 +229,7 @@ void print_pipeline_summary(FILE *out, const struct pipeline *p)
 const char *default_kallsyms(const char *data, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.kallsyms", data);
-	if (access(buf, R_OK) == 0)
+	if (strcmp(data, "-") && access(buf, R_OK) == 0)
 		return buf;
 	if (access("/proc/kallsyms", R_OK) == 0)
 		return "/proc/kallsyms";

@@ -61,7 +61,7 @@ struct rec {
 	size_t nr_fds, cap_fds;
 	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
 	size_t nr_ids[2], cap_ids[2];
-	struct ds_writer w;
+	struct ds_writer *w;
 	const char *path;	/* what w writes */
 	int werr;		/* first write error, reported */
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
@@ -455,7 +455,7 @@ static int write_rec(struct rec *r, const struct perf_event_header *h)
 	}
 	r->nr_records++;
 	r->bytes += h->size;
-	return write_err(r, ds_writer_write(&r->w, h));
+	return write_err(r, ds_writer_write(r->w, h));
 }
 
 /* Drain every ring once; a FINISHED_ROUND after a pass that read data. */
@@ -485,7 +485,7 @@ static int read_all(struct rec *r)
 			return err;
 	}
 	if (r->nr_records != before)
-		err = write_err(r, ds_writer_round(&r->w));
+		err = write_err(r, ds_writer_round(r->w));
 	return err;
 }
 
@@ -718,8 +718,8 @@ static int save_kallsyms(struct rec *r, const char *out)
 	struct stat st;
 	int err = 0;
 
-	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
-		return 0;	/* no /dev/null.kallsyms */
+	if (!strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+		return 0;	/* no /dev/null.kallsyms, no -.kallsyms */
 	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
 		return 0;
 	in = fopen("/proc/kallsyms", "r");
@@ -826,7 +826,8 @@ static void usage_record(FILE *f)
 		"                         [-m PAGES] [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
-		"                 an existing FILE is kept as FILE.old (like perf)\n"
+		"                 an existing FILE is kept as FILE.old (like perf); -o -:\n"
+		"                 standard output in perf's pipe mode (| report -i -)\n"
 		"  -e EVENT       cpu-clock (default: on-CPU time) or context-switches\n"
 		"                 (off-CPU: where tasks block or are preempted; every switch\n"
 		"                 unless -c is given)\n"
@@ -1121,13 +1122,22 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[1].nr_ids = r->nr_ids[1];
 	attrs[1].name = "dummy:u";
 	/* like perf: keep an existing recording (and its side file) as .old */
-	err = rotate_old(r->o.out);
-	if (err)
-		goto out;
 	r->path = path;
-	err = ds_writer_open(&r->w, path, attrs, 2);
+	if (!strcmp(path, "-")) {
+		/* standard output: perf's pipe mode (record -o - | report -i -) */
+		struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+		int fd = dup(1);
+
+		r->path = "standard output";
+		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, 2, &wo);
+	} else {
+		err = rotate_old(r->o.out);
+		if (err)
+			goto out;
+		err = ds_writer_open(&r->w, path, attrs, 2, NULL);
+	}
 	if (err) {
-		die_msg("writing %s: %s", path, strerror(-err));
+		die_msg("writing %s: %s", r->path, strerror(-err));
 		goto out;
 	}
 	ktext = kallsyms_text();
@@ -1209,8 +1219,9 @@ out_w:
 	info.nr_build_ids = collect_build_ids(r, &bids);
 	info.build_ids = bids;
 	{
-		int e2 = ds_writer_close(&r->w, &info);
+		int e2 = r->w ? ds_writer_close(r->w, &info) : 0;
 
+		r->w = NULL;
 		if (!err && e2)
 			err = write_err(r, e2);
 	}
@@ -1261,7 +1272,20 @@ int cmd_record(int argc, char **argv)
 		r.defer = ret == 1;
 	}
 	path = r.o.out;
-	if (r.o.stitched) {
+	if (r.o.stitched && !strcmp(r.o.out, "-")) {
+		/* the raw records go to a temp file, converted to stdout */
+		const char *td = getenv("TMPDIR");
+		int fd;
+
+		snprintf(tmp, sizeof(tmp), "%s/deferstack-raw-XXXXXX", td && *td ? td : "/tmp");
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			die_msg("cannot create a temporary file %s: %s", tmp, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		path = tmp;
+	} else if (r.o.stitched) {
 		snprintf(tmp, sizeof(tmp), "%s.raw.tmp", r.o.out);
 		path = tmp;
 	}
@@ -1282,7 +1306,7 @@ int cmd_record(int argc, char **argv)
 	if (r.o.stitched) {
 		ret = convert_file(path, r.o.out, &st);
 		unlink(path);
-	} else {
+	} else if (strcmp(path, "-")) {
 		struct pipeline p;
 
 		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
@@ -1292,10 +1316,14 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return 1;
 	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
-		r.o.out, r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
+		strcmp(r.o.out, "-") ? r.o.out : "standard output (pipe mode)",
+		r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
 		r.nr_records, r.bytes / 1024.0);
-	fprintf(stderr, PROG ": ");
-	print_summary(stderr, &st);
+	/* a stream cannot be read back: its reader prints the summary */
+	if (strcmp(path, "-")) {
+		fprintf(stderr, PROG ": ");
+		print_summary(stderr, &st);
+	}
 	/* the command's status, as perf and shells pass it on */
 	if (r.o.cmd && r.reaped && WIFEXITED(r.status))
 		return WEXITSTATUS(r.status);

@@ -14,8 +14,9 @@
 struct report {
 	struct pipeline *p;
 	struct ds_fold **folds;	/* per attr of the file, NULL until a sample */
-	size_t nr_folds;
-	bool *want;		/* per attr: selected by --event (all without it) */
+	size_t nr_folds;	/* attrs seen (a pipe-mode input adds them late) */
+	signed char *want;	/* per attr: selected by --event; -1 not known yet */
+	const char *event;	/* --event NAME or NULL */
 	struct ds_frames fr;
 	char **names;
 	size_t cap;
@@ -26,6 +27,8 @@ static bool sample_is_kernel(const struct ds_event *ev)
 	return (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 }
 
+static int want_attr(struct report *r, size_t ai);
+
 static int report_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct report *r = arg;
@@ -35,9 +38,10 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 
 	if (o->kind == DS_OUT_RECORD)
 		return 0;
-	ai = ds_reader_attr_index(&r->p->rd, o->ev->hdr);
-	if (ai >= r->nr_folds || !r->want[ai])
-		return 0;
+	ai = ds_reader_attr_index(r->p->rd, o->ev->hdr);
+	err = want_attr(r, ai);
+	if (err <= 0)
+		return err;
 	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
 		return -ENOMEM;
 	if (o->kind == DS_OUT_NOCHAIN) {
@@ -135,41 +139,57 @@ static bool event_matches(const char *name, const char *want)
 	return !strcmp(name, want) || (!strncmp(name, want, n) && name[n] == ':');
 }
 
-/* Which attrs of in to show: -ENOENT (said so) if --event names none. */
-static int select_events(struct report *r, const char *in, const char *event)
+/* Does --event select the file's attr ai?  1 yes, 0 no, -ENOMEM. */
+static int want_attr(struct report *r, size_t ai)
 {
-	struct ds_reader rd;
+	char buf[64];
+
+	if (ai >= r->nr_folds) {
+		size_t n = ai + 1, old = r->nr_folds;
+		struct ds_fold **f = realloc(r->folds, n * sizeof(*f));
+		signed char *w;
+
+		if (!f)
+			return -ENOMEM;
+		r->folds = f;
+		w = realloc(r->want, n);
+		if (!w)
+			return -ENOMEM;
+		r->want = w;
+		for (size_t i = old; i < n; i++) {
+			r->folds[i] = NULL;
+			r->want[i] = -1;
+		}
+		r->nr_folds = n;
+	}
+	if (r->want[ai] < 0) {
+		const struct ds_attr *a = ds_reader_attr(r->p->rd, ai);
+
+		r->want[ai] = !r->event ||
+			      (a && event_matches(ds_attr_name(a, buf, sizeof(buf)), r->event));
+	}
+	return r->want[ai];
+}
+
+/* --event NAME must name one of the file's events: -ENOENT (said so). */
+static int check_event(const struct report *r, const char *in)
+{
+	const struct ds_reader *rd = r->p->rd;
 	char buf[64], list[512] = "";
-	size_t hits = 0;
-	int err = ds_reader_open(&rd, in);
 
-	if (err) {
-		die_msg("%s", rd.err);
-		return err;
-	}
-	r->nr_folds = rd.nr_attrs;
-	r->folds = calloc(rd.nr_attrs, sizeof(*r->folds));
-	r->want = calloc(rd.nr_attrs, sizeof(*r->want));
-	if (!r->folds || !r->want) {
-		ds_reader_close(&rd);
-		die_msg("%s", strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < rd.nr_attrs; i++) {
-		const char *name = ds_attr_name(&rd.attrs[i], buf, sizeof(buf));
+	if (!r->event)
+		return 0;
+	for (size_t i = 0; i < ds_reader_nr_attrs(rd); i++) {
+		const char *name = ds_attr_name(ds_reader_attr(rd, i), buf, sizeof(buf));
 
-		r->want[i] = !event || event_matches(name, event);
-		hits += r->want[i];
+		if (event_matches(name, r->event))
+			return 0;
 		if (strlen(list) + strlen(name) + 3 < sizeof(list))
 			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
 				 i ? ", " : "", name);
 	}
-	ds_reader_close(&rd);
-	if (!hits) {
-		die_msg("%s: no event '%s' in the recording (events: %s)", in, event, list);
-		return -ENOENT;
-	}
-	return 0;
+	die_msg("%s: no event '%s' in the recording (events: %s)", in, r->event, list);
+	return -ENOENT;
 }
 
 /* The events that got samples, in the file's attr order. */
@@ -188,7 +208,7 @@ static size_t events_with_samples(const struct report *r, size_t *first)
 
 static const char *event_name(const struct report *r, size_t i, char *buf, size_t len)
 {
-	return ds_attr_name(&r->p->rd.attrs[i], buf, len);
+	return ds_attr_name(ds_reader_attr(r->p->rd, i), buf, len);
 }
 
 static int write_text(const struct report *r, size_t top)
@@ -277,10 +297,10 @@ int cmd_report(int argc, char **argv)
 		die_msg("%s and %s are the same file: give another --svg", in, svg);
 		return 1;
 	}
-	err = select_events(&r, in, event);
-	if (err)
-		goto out_nopipe;
+	r.event = event;
 	err = pipeline_run(&p, in, ks, sym, report_cb, &r);
+	if (!err)
+		err = check_event(&r, in);
 	if (err)
 		goto out;
 	/* folded stacks and flame graphs are one profile: one event */
@@ -320,7 +340,6 @@ int cmd_report(int argc, char **argv)
 		print_pipeline_summary(stderr, &p);
 out:
 	pipeline_close(&p);
-out_nopipe:
 	ds_frames_free(&r.fr);
 	free(r.names);
 	for (size_t i = 0; i < r.nr_folds; i++)

@@ -180,49 +180,58 @@ struct ds_attr {
 	char *name;			/* from HEADER_EVENT_DESC, may be NULL */
 };
 
-struct ds_htab;
+/*
+ * Reader of a PERFILE2 stream (little-endian): file mode (seekable) or
+ * pipe mode (perf record -o -: attrs, names and build-ids arrive as
+ * records; from a file or a pipe).  Opaque.
+ */
+struct ds_reader;
 
-/* Reader of a PERFILE2 file (little-endian, file mode, not pipe mode). */
-struct ds_reader {
-	FILE *f;
-	uint64_t file_size;
-	uint64_t data_off, data_size, pos;
-	struct ds_attr *attrs;
-	size_t nr_attrs;
-	bool sample_id_all;
-	bool use_identifier;	/* look attrs up by id (IDENTIFIER, else ID) */
-	size_t id_sample_off;	/* byte offset of the id in a sample */
-	size_t id_other_back;	/* ... in other records, from their end */
-	/* id -> attr (the first attr that lists an id wins) */
-	struct ds_htab *id_tab;
-	uint64_t feat_bits[4];
-	uint8_t *buf;		/* current record, 8-byte aligned */
-	size_t buf_cap;
-	/* The header says data size 0 and has no features: the writer never
-	 * finished (e.g. the recorder was killed).  The data runs to the end of
-	 * the file; a cut last record ends it, its bytes counted in trailing. */
-	bool unfinished;
-	uint64_t trailing;
-	/* HEADER_BUILD_ID: the objects' build-ids recorded in the file */
-	struct ds_build_id *build_ids;
-	size_t nr_build_ids;
-	char err[160];		/* human-readable reason of the last error */
+struct ds_reader_opts {
+	size_t sz;		/* sizeof(struct ds_reader_opts) */
+	char *errbuf;		/* on failure: a one-line reason naming the input */
+	size_t errbuf_len;
 };
 
-/* Open and validate header, attrs, ids, event names.  -EINVAL/-EIO/... */
-int ds_reader_open(struct ds_reader *r, const char *path);
+/* Open and validate header, attrs, ids, event names, build-ids.  path must
+ * be a regular file (a FIFO, directory or device is refused, never
+ * waited on).  -EINVAL/-EIO/-EOPNOTSUPP/... with the reason in errbuf. */
+int ds_reader_open(struct ds_reader **out, const char *path, const struct ds_reader_opts *opts);
+/* The same over an fd that may also be a pipe or socket (pipe mode only
+ * there: a file-mode stream needs seeking); the reader owns fd (closes
+ * it), also on failure; name is for messages. */
+int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
+		      const struct ds_reader_opts *opts);
 void ds_reader_close(struct ds_reader *r);
 /*
- * Next record of the data section.  Returns 1 with *rec (valid until the
- * next call), 0 at the end of data, or a negative errno (truncated record,
- * size 0/too small, size past the data section).  In an unfinished file a
- * cut last record is the end of data (0, r->trailing set), not an error.
+ * Next record of the data.  Returns 1 with *rec (valid until the next
+ * call), 0 at the end of data, or a negative errno (truncated record,
+ * size 0/too small, size past the data section; ds_reader_error() says
+ * which).  Pipe-mode attr, name and build-id records are taken in, not
+ * returned.  In an unfinished file or a pipe-mode stream a cut last
+ * record is the end of data (0, ds_reader_trailing() bytes), not an error.
  */
 int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
-/* The attr a record belongs to (by IDENTIFIER, else the first attr). */
+/* The reason of the last error. */
+const char *ds_reader_error(const struct ds_reader *r);
+/* Attrs known so far (pipe mode: grows while reading). */
+size_t ds_reader_nr_attrs(const struct ds_reader *r);
+const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
+/* HEADER_BUILD_ID: the objects' build-ids recorded in the file. */
+const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
+/* The header says data size 0 and has no features: the writer never
+ * finished (e.g. the recorder was killed); the data runs to the end. */
+bool ds_reader_unfinished(const struct ds_reader *r);
+bool ds_reader_pipe_mode(const struct ds_reader *r);
+/* Bytes of a cut last record that ended the data. */
+uint64_t ds_reader_trailing(const struct ds_reader *r);
+/* Data offset of the next record. */
+uint64_t ds_reader_offset(const struct ds_reader *r);
+/* The attr a record belongs to (by id, else the first attr; NULL before
+ * any attr). */
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec);
-/* Index in r->attrs of that attr. */
+/* Index of that attr (ds_reader_attr()). */
 size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec);
 /* The event's name: HEADER_EVENT_DESC's, else perf's name of a generic
  * hardware/software event, else "typeT/configC" written into buf. */
@@ -243,13 +252,16 @@ struct ds_writer_info {
 };
 
 /* Writer of a PERFILE2 file readable by upstream perf (>= 3.x); features
- * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID. */
-struct ds_writer {
-	FILE *f;
-	uint64_t data_off, data_size;
-	struct ds_attr *attrs;
-	size_t nr_attrs;
-	int err;
+ * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID.
+ * Opaque. */
+struct ds_writer;
+
+struct ds_writer_opts {
+	size_t sz;		/* sizeof(struct ds_writer_opts) */
+	/* pipe mode (perf record -o -): a 16-byte header, attrs as
+	 * HEADER_ATTR + EVENT_UPDATE(name) records, build-ids as
+	 * HEADER_BUILD_ID records at the end, never a seek: for pipes */
+	bool pipe;
 };
 
 /*
@@ -257,19 +269,20 @@ struct ds_writer {
  * features) with the attrs and ids, flushed, so that the file is readable
  * even if ds_writer_close() never runs; every round is flushed too.
  * attrs[i].ids are the event ids (PERF_EVENT_IOC_ID), attrs[i].name the
- * event name.  Copies everything.
+ * event name.  Copies everything.  opts NULL: file mode.
  */
-int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
-		   size_t nr_attrs);
-/* The same on an open, seekable fd (O_WRONLY); the writer owns fd from
- * now on, also on failure (ds_writer_close() closes it). */
-int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
-		      size_t nr_attrs);
+int ds_writer_open(struct ds_writer **out, const char *path, const struct ds_attr *attrs,
+		   size_t nr_attrs, const struct ds_writer_opts *opts);
+/* The same on an open fd (O_WRONLY; seekable unless opts->pipe); the
+ * writer owns fd from now on, also on failure. */
+int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs, const struct ds_writer_opts *opts);
 /* Append one record (rec->size bytes) to the data section. */
 int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
 int ds_writer_round(struct ds_writer *w);
-/* Write features + final header, close.  Returns the first error seen. */
+/* Write features + final header (pipe mode: build-id records), close, free.
+ * Returns the first error seen. */
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /* ------------------------------------------------------------------ */

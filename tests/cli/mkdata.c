@@ -40,7 +40,7 @@ static void multi_sample(struct sbuf *s, uint64_t id, uint32_t tid, uint64_t tim
 static int write_multi(const char *path)
 {
 	struct sbuf s = { 0 };
-	struct ds_writer w;
+	struct ds_writer *w;
 	struct ds_attr a[2];
 	uint64_t id0 = 11, id1 = 22;
 	size_t at;
@@ -76,16 +76,16 @@ static int write_multi(const char *path)
 	multi_sample(&s, id1, 7, 21, KADDR(0x210), 1);
 	multi_sample(&s, id1, 7, 22, KADDR(0x210), 1);
 	sb_round(&s);
-	err = ds_writer_open(&w, path, a, 2);
+	err = ds_writer_open(&w, path, a, 2, NULL);
 	for (size_t off = 0; !err && off < s.len;) {
 		struct perf_event_header h;
 
 		memcpy(&h, s.b + off, sizeof(h));
-		err = ds_writer_write(&w, (const void *)(s.b + off));
+		err = ds_writer_write(w, (const void *)(s.b + off));
 		off += h.size;
 	}
 	if (!err)
-		err = ds_writer_close(&w, NULL);
+		err = ds_writer_close(w, NULL);
 	free(s.b);
 	return err;
 }

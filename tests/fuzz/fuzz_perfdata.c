@@ -52,7 +52,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 {
 	char path[64];
 	FILE *f;
-	struct ds_reader rd;
+	struct ds_reader *rd;
 	struct ds_merge *m;
 	struct ds_stitcher *s;
 	struct ctx c;
@@ -65,7 +65,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 		return;
 	fwrite(d, 1, n, f);
 	fclose(f);
-	if (ds_reader_open(&rd, path))
+	if (ds_reader_open(&rd, path, NULL))
 		return;
 	memset(&c, 0, sizeof(c));
 	ds_symbols_new(&c.sym, NULL);
@@ -76,24 +76,24 @@ static void fuzz_file(const uint8_t *d, size_t n)
 						       .max_pending_per_task = 8, .cb = cb,
 						       .cb_arg = &c }))
 		abort();
-	while (ds_reader_next(&rd, &rec) > 0) {
+	while (ds_reader_next(rd, &rec) > 0) {
 		if (rec->type == DS_RECORD_FINISHED_ROUND) {
 			ds_merge_round(m);
-		} else if (!ds_reader_parse(&rd, rec, &ev)) {
+		} else if (!ds_reader_parse(rd, rec, &ev)) {
 			ds_merge_push(m, rec, ev.time, ev.cpu);
 		}
 		{
 			const struct perf_event_header *r2;
 
 			while (ds_merge_pop(m, &r2) > 0) {
-				if (!ds_reader_parse(&rd, r2, &ev))
+				if (!ds_reader_parse(rd, r2, &ev))
 					ds_stitch_event(s, &ev);
 			}
 		}
 	}
 	ds_merge_flush(m);
 	while (ds_merge_pop(m, &rec) > 0) {
-		if (!ds_reader_parse(&rd, rec, &ev))
+		if (!ds_reader_parse(rd, rec, &ev))
 			ds_stitch_event(s, &ev);
 	}
 	ds_stitch_finish(s);
@@ -112,7 +112,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	ds_frames_free(&c.fr);
 	ds_fold_free(c.fold);
 	ds_symbols_free(c.sym);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
 	unlink(path);
 }
 

@@ -192,7 +192,7 @@ static void t_ring(void **state)
 static void t_perfdata_roundtrip(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_reader rd;
+	struct ds_reader *rd;
 	const struct perf_event_header *h;
 	struct ds_event ev;
 	int n = 0;
@@ -203,15 +203,13 @@ static void t_perfdata_roundtrip(void **state)
 	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
 	sb_round(&s);
 	assert_int_equal(sb_write_file(&s, tpath("rt.data")), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("rt.data")), 0);
-	assert_int_equal(rd.nr_attrs, 2);
-	assert_true(rd.sample_id_all);
-	assert_true(rd.use_identifier);
-	assert_int_equal(rd.attrs[1].ids[0], 2);
-	assert_string_equal(rd.attrs[0].name, "cpu-clock");
-	assert_true(ds_attr_test_flag(&rd.attrs[0].attr, DS_ATTR_BIT_DEFER_CALLCHAIN));
-	while (ds_reader_next(&rd, &h) == 1) {
-		assert_int_equal(ds_reader_parse(&rd, h, &ev), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("rt.data"), NULL), 0);
+	assert_int_equal(ds_reader_nr_attrs(rd), 2);
+	assert_int_equal(ds_reader_attr(rd, 1)->ids[0], 2);
+	assert_string_equal(ds_reader_attr(rd, 0)->name, "cpu-clock");
+	assert_true(ds_attr_test_flag(&ds_reader_attr(rd, 0)->attr, DS_ATTR_BIT_DEFER_CALLCHAIN));
+	while (ds_reader_next(rd, &h) == 1) {
+		assert_int_equal(ds_reader_parse(rd, h, &ev), 0);
 		if (n == 2) {
 			assert_int_equal(ev.type, 22);
 			assert_int_equal(ev.cpu, 1);
@@ -219,7 +217,7 @@ static void t_perfdata_roundtrip(void **state)
 		n++;
 	}
 	assert_int_equal(n, 4);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
 	free(s.b);
 }
 
@@ -228,8 +226,8 @@ static void t_perfdata_roundtrip(void **state)
 static void t_perfdata_unfinished(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_writer w;
-	struct ds_reader rd;
+	struct ds_writer *w;
+	struct ds_reader *rd;
 	struct ds_attr a;
 	const struct perf_event_header *h;
 	uint64_t id = 1;
@@ -245,37 +243,112 @@ static void t_perfdata_unfinished(void **state)
 	sb_comm(&s, 3, "abc", 1);
 	sb_dsample(&s, 3, 10, 0, 0, 0x5);
 	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
-	assert_int_equal(ds_writer_open(&w, tpath("unf.data"), &a, 1), 0);
+	assert_int_equal(ds_writer_open(&w, tpath("unf.data"), &a, 1, NULL), 0);
 	for (size_t off = 0; off < s.len;) {
 		const struct perf_event_header *r = (const void *)(s.b + off);
 
-		assert_int_equal(ds_writer_write(&w, r), 0);
+		assert_int_equal(ds_writer_write(w, r), 0);
 		off += r->size;
 	}
-	assert_int_equal(ds_writer_round(&w), 0);	/* flushed */
+	assert_int_equal(ds_writer_round(w), 0);	/* flushed */
 	/* read while the writer is still open: nothing finished yet */
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
-	assert_true(rd.unfinished);
-	while (ds_reader_next(&rd, &h) == 1)
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
+	assert_true(ds_reader_unfinished(rd));
+	while (ds_reader_next(rd, &h) == 1)
 		n++;
 	assert_int_equal(n, 4);
-	assert_int_equal(rd.trailing, 0);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
 	/* cut 5 bytes off the deferred record: comm and sample remain, the
 	 * deferred record's first size - 5 bytes are trailing */
-	assert_int_equal(truncate(tpath("unf.data"), (off_t)(w.data_off + s.len - 5)), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
+	assert_int_equal(truncate(tpath("unf.data"), (off_t)(104 + sizeof(struct perf_event_attr) + 16 + 8 + s.len - 5)), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
 	n = 0;
-	while (ds_reader_next(&rd, &h) == 1)
+	while (ds_reader_next(rd, &h) == 1)
 		n++;
 	assert_int_equal(n, 2);
-	assert_int_equal(rd.trailing, 8 + 8 + 8 + 2 * 8 + 32 - 5);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_reader_trailing(rd), 8 + 8 + 8 + 2 * 8 + 32 - 5);
+	ds_reader_close(rd);
 	/* once closed, the header is final: data size set, features present */
-	assert_int_equal(ds_writer_close(&w, NULL), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
-	assert_false(rd.unfinished);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
+	assert_false(ds_reader_unfinished(rd));
+	ds_reader_close(rd);
+	free(s.b);
+}
+
+/* Pipe mode: the writer never seeks (attrs and names as records, build-ids
+ * at the end); the reader takes it from a real pipe. */
+static void t_pipe_mode(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+	struct ds_writer_info info = { 0 };
+	struct ds_build_id b;
+	const struct ds_build_id *bids;
+	struct ds_attr a[2];
+	const struct perf_event_header *h;
+	struct ds_event ev;
+	uint64_t id0 = 1, id1 = 2;
+	int fds[2], n = 0, deferred = 0;
+	size_t nb;
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 2; i++) {
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.sample_type = TST_ST;
+		a[i].attr.sample_id_all = 1;
+	}
+	a[0].ids = &id0;
+	a[0].nr_ids = 1;
+	a[0].name = "cpu-clock:u";
+	a[1].attr.config = PERF_COUNT_SW_DUMMY;
+	a[1].ids = &id1;
+	a[1].nr_ids = 1;
+	memset(&b, 0, sizeof(b));
+	b.pid = -1;
+	b.size = 20;
+	b.id[19] = 0x42;
+	b.path = "/bin/x";
+	info.build_ids = &b;
+	info.nr_build_ids = 1;
+	sb_comm(&s, 3, "abc", 1);
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(ds_writer_open_fd(&w, fds[1], a, 2, &wo), 0);
+	for (size_t off = 0; off < s.len;) {
+		const struct perf_event_header *r = (const void *)(s.b + off);
+
+		assert_int_equal(ds_writer_write(w, r), 0);
+		off += r->size;
+	}
+	assert_int_equal(ds_writer_round(w), 0);
+	assert_int_equal(ds_writer_close(w, &info), 0);	/* closes fds[1] */
+	assert_int_equal(ds_reader_open_fd(&rd, fds[0], "the pipe", NULL), 0);
+	assert_true(ds_reader_pipe_mode(rd));
+	while (ds_reader_next(rd, &h) == 1) {
+		assert_int_equal(ds_reader_parse(rd, h, &ev), 0);
+		deferred += ev.type == DS_RECORD_CALLCHAIN_DEFERRED;
+		if (ev.type == PERF_RECORD_SAMPLE)
+			assert_int_equal(ds_reader_attr_index(rd, h), 0);
+		n++;
+	}
+	assert_int_equal(n, 4);		/* comm, sample, deferred, round */
+	assert_int_equal(deferred, 1);
+	assert_int_equal(ds_reader_nr_attrs(rd), 2);
+	assert_string_equal(ds_reader_attr(rd, 0)->name, "cpu-clock:u");
+	assert_string_equal(ds_reader_attr(rd, 1)->name, "dummy");
+	bids = ds_reader_build_ids(rd, &nb);
+	assert_int_equal(nb, 1);
+	assert_string_equal(bids[0].path, "/bin/x");
+	assert_int_equal(bids[0].id[19], 0x42);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
 	free(s.b);
 }
 
@@ -287,8 +360,8 @@ static void t_reader_id_lookup(void **state)
 	enum { NA = 3, NI = 50000 };
 	static uint64_t ids[NA][NI];
 	struct ds_attr a[NA];
-	struct ds_writer w;
-	struct ds_reader rd;
+	struct ds_writer *w;
+	struct ds_reader *rd;
 	struct timespec t0, t1;
 	uint64_t rec[2];
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
@@ -308,10 +381,9 @@ static void t_reader_id_lookup(void **state)
 	}
 	ids[2][7] = ids[1][9];	/* listed by attrs 1 and 2: attr 1 wins */
 	ids[2][8] = 0;		/* id 0 is an id like any other */
-	assert_int_equal(ds_writer_open(&w, tpath("ids.data"), a, NA), 0);
-	assert_int_equal(ds_writer_close(&w, NULL), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("ids.data")), 0);
-	assert_true(rd.use_identifier);
+	assert_int_equal(ds_writer_open(&w, tpath("ids.data"), a, NA, NULL), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("ids.data"), NULL), 0);
 	memcpy(rec, &h, 8);
 	alarm(120);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -320,7 +392,7 @@ static void t_reader_id_lookup(void **state)
 			const struct ds_attr *da;
 
 			rec[1] = ids[i][k];
-			da = ds_reader_attr_of(&rd, (const void *)rec);
+			da = ds_reader_attr_of(rd, (const void *)rec);
 			if (i == 2 && k == 7)
 				assert_int_equal(da->attr.config, 1);
 			else if (da->attr.config != (uint64_t)i)
@@ -330,11 +402,11 @@ static void t_reader_id_lookup(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	alarm(0);
 	rec[1] = 999;		/* unknown: the first attr */
-	assert_int_equal(ds_reader_attr_of(&rd, (const void *)rec)->attr.config, 0);
+	assert_int_equal(ds_reader_attr_of(rd, (const void *)rec)->attr.config, 0);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	/* 150k lookups: milliseconds with the hash, ~10^10 compares without */
 	assert_true(secs < 5.0);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
 }
 
 /* perf 6.x writes several events with PERF_SAMPLE_ID and no IDENTIFIER: the
@@ -346,8 +418,8 @@ static void t_reader_sample_id_pos(void **state)
 			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ID | PERF_SAMPLE_PERIOD;
 	uint64_t id0 = 11, id1 = 22;
 	struct ds_attr a[2];
-	struct ds_writer w;
-	struct ds_reader rd;
+	struct ds_writer *w;
+	struct ds_reader *rd;
 	uint64_t smp[7] = { 0, 0x1234, 7 | (7ULL << 32), 99, 22, 5, 0 };
 	uint64_t comm[6] = { 0, 7 | (7ULL << 32), 0x6d6d6f63, 7 | (7ULL << 32), 1, 22 };
 	struct perf_event_header hs = { PERF_RECORD_SAMPLE, 0, sizeof(smp) };
@@ -368,24 +440,23 @@ static void t_reader_sample_id_pos(void **state)
 	a[0].nr_ids = 1;
 	a[1].ids = &id1;
 	a[1].nr_ids = 1;
-	assert_int_equal(ds_writer_open(&w, tpath("idpos.data"), a, 2), 0);
-	assert_int_equal(ds_writer_close(&w, NULL), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("idpos.data")), 0);
-	assert_true(rd.use_identifier);
+	assert_int_equal(ds_writer_open(&w, tpath("idpos.data"), a, 2, NULL), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("idpos.data"), NULL), 0);
 	/* names: EVENT_DESC written from the generic names */
-	assert_string_equal(ds_attr_name(&rd.attrs[0], buf, sizeof(buf)), "cpu-clock");
-	assert_string_equal(ds_attr_name(&rd.attrs[1], buf, sizeof(buf)), "page-faults");
+	assert_string_equal(ds_attr_name(ds_reader_attr(rd, 0), buf, sizeof(buf)), "cpu-clock");
+	assert_string_equal(ds_attr_name(ds_reader_attr(rd, 1), buf, sizeof(buf)), "page-faults");
 	memcpy(smp, &hs, 8);
 	memcpy(comm, &hc, 8);
-	assert_int_equal(ds_reader_attr_index(&rd, (const void *)smp), 1);
-	assert_int_equal(ds_reader_parse(&rd, (const void *)smp, &ev), 0);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)smp), 1);
+	assert_int_equal(ds_reader_parse(rd, (const void *)smp, &ev), 0);
 	assert_int_equal(ev.period, 5);
-	assert_int_equal(ds_reader_attr_index(&rd, (const void *)comm), 1);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)comm), 1);
 	smp[4] = 11;
 	comm[5] = 11;
-	assert_int_equal(ds_reader_attr_index(&rd, (const void *)smp), 0);
-	assert_int_equal(ds_reader_attr_index(&rd, (const void *)comm), 0);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)smp), 0);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)comm), 0);
+	ds_reader_close(rd);
 }
 
 static void write_bytes(const char *path, const void *b, size_t n)
@@ -400,7 +471,9 @@ static void write_bytes(const char *path, const void *b, size_t n)
 static void t_perfdata_bad(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_reader rd;
+	struct ds_reader *rd;
+	char eb[256];
+	struct ds_reader_opts ro = { .sz = sizeof(ro), .errbuf = eb, .errbuf_len = sizeof(eb) };
 	const struct perf_event_header *h;
 	uint8_t *file;
 	size_t len;
@@ -417,11 +490,11 @@ static void t_perfdata_bad(void **state)
 	fclose(f);
 
 	write_bytes(tpath("b1"), "NOTPERF!and some more bytes", 27);
-	assert_int_equal(ds_reader_open(&rd, tpath("b1")), -EINVAL);
-	assert_non_null(strstr(rd.err, "bad magic"));
+	assert_int_equal(ds_reader_open(&rd, tpath("b1"), &ro), -EINVAL);
+	assert_non_null(strstr(eb, "bad magic"));
 	write_bytes(tpath("b2"), file, 60);
-	assert_int_equal(ds_reader_open(&rd, tpath("b2")), -EINVAL);
-	assert_non_null(strstr(rd.err, "truncated header"));
+	assert_int_equal(ds_reader_open(&rd, tpath("b2"), &ro), -EINVAL);
+	assert_non_null(strstr(eb, "truncated header"));
 	{	/* absurd attr_size */
 		uint64_t v = 1ULL << 40;
 		uint8_t *c = malloc(len);
@@ -429,14 +502,14 @@ static void t_perfdata_bad(void **state)
 		memcpy(c, file, len);
 		memcpy(c + 16, &v, 8);
 		write_bytes(tpath("b3"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b3")), -EINVAL);
-		assert_non_null(strstr(rd.err, "attr section"));
+		assert_int_equal(ds_reader_open(&rd, tpath("b3"), &ro), -EINVAL);
+		assert_non_null(strstr(eb, "attr section"));
 		/* data section larger than the file */
 		memcpy(c, file, len);
 		memcpy(c + 48, &v, 8);
 		write_bytes(tpath("b4"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b4")), -EINVAL);
-		assert_non_null(strstr(rd.err, "past end of file"));
+		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), -EINVAL);
+		assert_non_null(strstr(eb, "past end of file"));
 		free(c);
 	}
 	{	/* record of size 0 in the data section */
@@ -447,23 +520,23 @@ static void t_perfdata_bad(void **state)
 		memcpy(&doff, c + 40, 8);
 		memset(c + doff + 6, 0, 2);
 		write_bytes(tpath("b5"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b5")), 0);
-		assert_int_equal(ds_reader_next(&rd, &h), -EINVAL);
-		assert_non_null(strstr(rd.err, "size 0"));
-		ds_reader_close(&rd);
+		assert_int_equal(ds_reader_open(&rd, tpath("b5"), &ro), 0);
+		assert_int_equal(ds_reader_next(rd, &h), -EINVAL);
+		assert_non_null(strstr(ds_reader_error(rd), "size 0"));
+		ds_reader_close(rd);
 		/* record size past the data section */
 		memcpy(c, file, len);
 		c[doff + 6] = 0xf0;
 		c[doff + 7] = 0xff;
 		write_bytes(tpath("b6"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b6")), 0);
-		ret = ds_reader_next(&rd, &h);
+		assert_int_equal(ds_reader_open(&rd, tpath("b6"), &ro), 0);
+		ret = ds_reader_next(rd, &h);
 		assert_int_equal(ret, -EINVAL);
-		assert_non_null(strstr(rd.err, "past the data"));
-		ds_reader_close(&rd);
+		assert_non_null(strstr(ds_reader_error(rd), "past the data"));
+		ds_reader_close(rd);
 		free(c);
 	}
-	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist")), -ENOENT);
+	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist"), &ro), -ENOENT);
 	free(file);
 	free(s.b);
 }
@@ -979,9 +1052,11 @@ static void warn_cb(void *arg, const char *path, const char *rec, const char *no
 static void t_build_ids(void **state)
 {
 	struct ds_build_id b[2];
-	struct ds_writer w;
+	const struct ds_build_id *bids;
+	size_t nb;
+	struct ds_writer *w;
 	struct ds_writer_info info = { 0 };
-	struct ds_reader rd;
+	struct ds_reader *rd;
 	struct ds_attr a;
 	struct ds_symbols *sym;
 	struct ds_symbols_opts so;
@@ -1020,18 +1095,19 @@ static void t_build_ids(void **state)
 	info.build_ids = b;
 	info.nr_build_ids = 2;
 	info.hostname = "h";
-	assert_int_equal(ds_writer_open(&w, tpath("bid.data"), &a, 1), 0);
-	assert_int_equal(ds_writer_close(&w, &info), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("bid.data")), 0);
-	assert_int_equal(rd.nr_build_ids, 2);
-	assert_true(rd.build_ids[0].kernel);
-	assert_int_equal(rd.build_ids[0].pid, -1);
-	assert_string_equal(rd.build_ids[0].path, "[kernel.kallsyms]");
-	assert_false(rd.build_ids[1].kernel);
-	assert_int_equal(rd.build_ids[1].size, 20);
-	assert_memory_equal(rd.build_ids[1].id, b[1].id, 20);
-	assert_string_equal(rd.build_ids[1].path, b[1].path);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_writer_open(&w, tpath("bid.data"), &a, 1, NULL), 0);
+	assert_int_equal(ds_writer_close(w, &info), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("bid.data"), NULL), 0);
+	bids = ds_reader_build_ids(rd, &nb);
+	assert_int_equal(nb, 2);
+	assert_true(bids[0].kernel);
+	assert_int_equal(bids[0].pid, -1);
+	assert_string_equal(bids[0].path, "[kernel.kallsyms]");
+	assert_false(bids[1].kernel);
+	assert_int_equal(bids[1].size, 20);
+	assert_memory_equal(bids[1].id, b[1].id, 20);
+	assert_string_equal(bids[1].path, b[1].path);
+	ds_reader_close(rd);
 	/* our own executable, with its real build-id: symbolized, no warning */
 	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
 	assert_true(map_self(sym, &s, ip, exe));
@@ -1236,6 +1312,7 @@ int main(void)
 		cmocka_unit_test(t_perfdata_roundtrip),
 		cmocka_unit_test(t_perfdata_bad),
 		cmocka_unit_test(t_perfdata_unfinished),
+		cmocka_unit_test(t_pipe_mode),
 		cmocka_unit_test(t_reader_id_lookup),
 		cmocka_unit_test(t_reader_sample_id_pos),
 		cmocka_unit_test(t_merge),
