@@ -251,7 +251,8 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top)
 		goto out;
 	fprintf(out, "# %" PRIu64 " samples, weight %" PRIu64 ", %zu distinct stacks\n\n",
 		f->samples, f->total, f->stacks.t.used);
-	fprintf(out, "# top functions by self share (period-weighted)\n#   self%%  total%%  function\n");
+	fprintf(out, "# top functions by self share (period-weighted)\n"
+		"#   self%%  total%%  function\n");
 	v = sorted(&funcs, cmp_count);
 	if (!v) {
 		err = -ENOMEM;

@@ -507,7 +507,8 @@ int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
 	return reader_finish_open(out, r, reader_start(r, fd, name ? name : "input", false), &o);
 }
 
-int ds_reader_open(struct ds_reader **out, const char *path, const struct ds_reader_opts *opts)
+int ds_reader_open(struct ds_reader **out, const char *path,
+		   const struct ds_reader_opts *opts)
 {
 	struct ds_reader_opts o;
 	struct ds_reader *r;

@@ -141,6 +141,34 @@ rc=$?
 check "pipe-mode garbage: exit 1, one clear line, no sanitizer report" \
 	bash -c "[ $rc -eq 1 ] && [ \$(wc -l < '$T/pjunk.err') -eq 1 ] && grep -q '^deferstack: standard input: ' '$T/pjunk.err' && ! grep -q 'Sanitizer\|runtime error' '$T/pjunk.err'"
 
+# --- the library as others use it: make install (PREFIX, DESTDIR), the
+# versioned shared library exporting exactly its API, pkg-config
+I="$T/inst"
+make -s --no-print-directory install OUT="$OUT" DESTDIR="$I" PREFIX=/usr > "$T/inst.log" 2>&1
+check "make install DESTDIR=... PREFIX=/usr" bash -c "[ -x '$I/usr/bin/deferstack' ] && [ -f '$I/usr/lib/libdeferstack.a' ] && [ -L '$I/usr/lib/libdeferstack.so' ] && [ -f '$I/usr/include/deferstack/deferstack.h' ] && [ -f '$I/usr/include/deferstack/perf_abi.h' ] && [ -f '$I/usr/lib/pkgconfig/deferstack.pc' ] && [ -f '$I/usr/share/man/man1/deferstack.1' ]" || cat "$T/inst.log"
+check "libdeferstack.so: soname libdeferstack.so.0" bash -c "readelf -d '$I/usr/lib/libdeferstack.so' | grep -q 'SONAME.*\[libdeferstack.so.0\]'"
+grep -o '^DS_API [^(]*(' include/deferstack/deferstack.h | sed 's/.*[^a-z0-9_]\(ds_[a-z0-9_]*\)($/\1/' | sort > "$T/api.hdr"
+sed -n 's/^[[:space:]]*\(ds_[a-z0-9_]*\);/\1/p' lib/libdeferstack.map | sort > "$T/api.map"
+nm -D --defined-only "$I/usr/lib/libdeferstack.so" | awk '$2 == "T" { print $3 }' > "$T/api.so.v"
+sed 's/@.*//' "$T/api.so.v" | sort > "$T/api.so"
+check "exports = DS_API declarations = lib/libdeferstack.map ($(wc -l < "$T/api.so") functions)" \
+	bash -c "[ -s '$T/api.so' ] && cmp -s '$T/api.hdr' '$T/api.map' && cmp -s '$T/api.map' '$T/api.so'" || diff "$T/api.hdr" "$T/api.so"
+check "exports are versioned DEFERSTACK_0.2, internals hidden" \
+	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
+PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"
+check "pkg-config deferstack: version, flags" \
+	bash -c "[ \"\$($PC --modversion deferstack)\" = \"\$(sed -n 's/^VERSION := //p' Makefile)\" ] && $PC --libs deferstack | grep -q -- '-L$I/usr/lib -ldeferstack'"
+cc -std=c11 -Wall -Wextra -Werror $($PC --cflags deferstack) tests/cli/so_consumer.c \
+	-o "$T/so_consumer" $($PC --libs deferstack) 2> "$T/soc.err"
+check "a program built with pkg-config's flags links the .so" \
+	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.0'" || cat "$T/soc.err"
+check "... and runs with it (public API only): 6 samples, 4 stitched" \
+	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2'"
+cc -std=c11 $($PC --cflags deferstack) tests/cli/so_consumer.c -o "$T/so_static" \
+	"$I/usr/lib/libdeferstack.a" $($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//') 2> "$T/sos.err"
+check "... and statically with the installed .a" \
+	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2'" || cat "$T/sos.err"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i

@@ -27,6 +27,12 @@
 extern "C" {
 #endif
 
+/* What libdeferstack.so exports (built with -fvisibility=hidden; the
+ * versioned list is lib/libdeferstack.map). */
+#ifndef DS_API
+#define DS_API __attribute__((visibility("default")))
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Parsed records                                                       */
 /* ------------------------------------------------------------------ */
@@ -84,7 +90,7 @@ struct ds_event {
 };
 
 /* Bytes of the sample_id trailer for a given sample_type. */
-size_t ds_sample_id_size(uint64_t sample_type);
+DS_API size_t ds_sample_id_size(uint64_t sample_type);
 
 /*
  * Parse one record of rec_len bytes (rec_len == hdr->size).  sample_type is
@@ -93,7 +99,7 @@ size_t ds_sample_id_size(uint64_t sample_type);
  * Returns 0 or -EINVAL when a length or count does not fit the record.
  * Unsupported sample_type bits before CALLCHAIN (READ) give -EOPNOTSUPP.
  */
-int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
+DS_API int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
 		   bool sample_id_all, struct ds_event *ev);
 
 /*
@@ -101,18 +107,19 @@ int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
  * that need more than sample_type (RAW, BRANCH_STACK, REGS_USER) to find
  * the user ip of PERF_SAMPLE_REGS_USER (user_ip, DS_EV_USER_IP).
  */
-int ds_event_parse_attr(const void *rec, size_t rec_len, const struct perf_event_attr *attr,
-			bool sample_id_all, struct ds_event *ev);
+DS_API int ds_event_parse_attr(const void *rec, size_t rec_len,
+			       const struct perf_event_attr *attr, bool sample_id_all,
+			       struct ds_event *ev);
 
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ..., "UNKNOWN"). */
-const char *ds_record_name(uint32_t type);
+DS_API const char *ds_record_name(uint32_t type);
 
 /*
  * Build a copy of sample ev with its callchain replaced by chain[nr] into
  * out (capacity out_cap bytes).  Returns the new record size or -ENOSPC /
  * -EINVAL (ev has no callchain, size over 65535).
  */
-int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *chain,
+DS_API int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *chain,
 			    uint64_t nr, void *out, size_t out_cap);
 
 /* ------------------------------------------------------------------ */
@@ -134,19 +141,19 @@ struct ds_ring {
 };
 
 /* base/len: the mmap()ed area (1 + 2^n pages); page_size: system page. */
-int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size);
-void ds_ring_destroy(struct ds_ring *r);
+DS_API int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size);
+DS_API void ds_ring_destroy(struct ds_ring *r);
 /* Snapshot data_head; returns the number of unread bytes. */
-uint64_t ds_ring_begin(struct ds_ring *r);
+DS_API uint64_t ds_ring_begin(struct ds_ring *r);
 /*
  * Next record in [tail, head): *rec points into the buffer or the scratch
  * copy, valid until the next call.  Returns 1 (got one), 0 (no more) or
  * -EINVAL (size 0, smaller than a header, or larger than what is there).
  * On -EINVAL the reader skips to head so the kernel can go on writing.
  */
-int ds_ring_next(struct ds_ring *r, const struct perf_event_header **rec);
+DS_API int ds_ring_next(struct ds_ring *r, const struct perf_event_header **rec);
 /* Publish data_tail = tail (release) so the kernel may reuse the space. */
-void ds_ring_end(struct ds_ring *r);
+DS_API void ds_ring_end(struct ds_ring *r);
 
 /* ------------------------------------------------------------------ */
 /* perf.data files                                                      */
@@ -166,12 +173,12 @@ struct ds_build_id {
  * of the running kernel (/sys/kernel/notes), or in a buffer of ELF notes
  * (align 4 or 8): the id's length (at most cap bytes copied), -ENOENT
  * without one, -ENOEXEC not ELF, or another -errno. */
-int ds_build_id_of_file(const char *path, uint8_t *id, size_t cap);
-int ds_build_id_of_kernel(uint8_t *id, size_t cap);
-int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
+DS_API int ds_build_id_of_file(const char *path, uint8_t *id, size_t cap);
+DS_API int ds_build_id_of_kernel(uint8_t *id, size_t cap);
+DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
 			   size_t cap);
 /* Lower-case hex of id into out (len >= 2 n + 1); returns out. */
-char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
+DS_API char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
 
 struct ds_attr {
 	struct perf_event_attr attr;	/* padded/truncated to our size */
@@ -196,13 +203,14 @@ struct ds_reader_opts {
 /* Open and validate header, attrs, ids, event names, build-ids.  path must
  * be a regular file (a FIFO, directory or device is refused, never
  * waited on).  -EINVAL/-EIO/-EOPNOTSUPP/... with the reason in errbuf. */
-int ds_reader_open(struct ds_reader **out, const char *path, const struct ds_reader_opts *opts);
+DS_API int ds_reader_open(struct ds_reader **out, const char *path,
+			  const struct ds_reader_opts *opts);
 /* The same over an fd that may also be a pipe or socket (pipe mode only
  * there: a file-mode stream needs seeking); the reader owns fd (closes
  * it), also on failure; name is for messages. */
-int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
+DS_API int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
 		      const struct ds_reader_opts *opts);
-void ds_reader_close(struct ds_reader *r);
+DS_API void ds_reader_close(struct ds_reader *r);
 /*
  * Next record of the data.  Returns 1 with *rec (valid until the next
  * call), 0 at the end of data, or a negative errno (truncated record,
@@ -211,33 +219,34 @@ void ds_reader_close(struct ds_reader *r);
  * returned.  In an unfinished file or a pipe-mode stream a cut last
  * record is the end of data (0, ds_reader_trailing() bytes), not an error.
  */
-int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
+DS_API int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The reason of the last error. */
-const char *ds_reader_error(const struct ds_reader *r);
+DS_API const char *ds_reader_error(const struct ds_reader *r);
 /* Attrs known so far (pipe mode: grows while reading). */
-size_t ds_reader_nr_attrs(const struct ds_reader *r);
-const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
+DS_API size_t ds_reader_nr_attrs(const struct ds_reader *r);
+DS_API const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
 /* HEADER_BUILD_ID: the objects' build-ids recorded in the file. */
-const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
+DS_API const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
 /* The header says data size 0 and has no features: the writer never
  * finished (e.g. the recorder was killed); the data runs to the end. */
-bool ds_reader_unfinished(const struct ds_reader *r);
-bool ds_reader_pipe_mode(const struct ds_reader *r);
+DS_API bool ds_reader_unfinished(const struct ds_reader *r);
+DS_API bool ds_reader_pipe_mode(const struct ds_reader *r);
 /* Bytes of a cut last record that ended the data. */
-uint64_t ds_reader_trailing(const struct ds_reader *r);
+DS_API uint64_t ds_reader_trailing(const struct ds_reader *r);
 /* Data offset of the next record. */
-uint64_t ds_reader_offset(const struct ds_reader *r);
+DS_API uint64_t ds_reader_offset(const struct ds_reader *r);
 /* The attr a record belongs to (by id, else the first attr; NULL before
  * any attr). */
-const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
+DS_API const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec);
 /* Index of that attr (ds_reader_attr()). */
-size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec);
+DS_API size_t ds_reader_attr_index(const struct ds_reader *r,
+				   const struct perf_event_header *rec);
 /* The event's name: HEADER_EVENT_DESC's, else perf's name of a generic
  * hardware/software event, else "typeT/configC" written into buf. */
-const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len);
+DS_API const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len);
 /* Parse a record with the right attr. */
-int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
+DS_API int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
 		    struct ds_event *ev);
 
 /* Optional header features written by ds_writer. */
@@ -271,19 +280,20 @@ struct ds_writer_opts {
  * attrs[i].ids are the event ids (PERF_EVENT_IOC_ID), attrs[i].name the
  * event name.  Copies everything.  opts NULL: file mode.
  */
-int ds_writer_open(struct ds_writer **out, const char *path, const struct ds_attr *attrs,
-		   size_t nr_attrs, const struct ds_writer_opts *opts);
+DS_API int ds_writer_open(struct ds_writer **out, const char *path,
+			  const struct ds_attr *attrs, size_t nr_attrs,
+			  const struct ds_writer_opts *opts);
 /* The same on an open fd (O_WRONLY; seekable unless opts->pipe); the
  * writer owns fd from now on, also on failure. */
-int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
+DS_API int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
 		      size_t nr_attrs, const struct ds_writer_opts *opts);
 /* Append one record (rec->size bytes) to the data section. */
-int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
+DS_API int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
-int ds_writer_round(struct ds_writer *w);
+DS_API int ds_writer_round(struct ds_writer *w);
 /* Write features + final header (pipe mode: build-id records), close, free.
  * Returns the first error seen. */
-int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
+DS_API int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /* ------------------------------------------------------------------ */
 /* Time-ordered merge of per-CPU streams                                */
@@ -313,24 +323,24 @@ struct ds_merge_opts {
 
 /* opts NULL = defaults; -E2BIG: opts with fields this library does not
  * know set. */
-int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts);
-void ds_merge_free(struct ds_merge *m);
+DS_API int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts);
+DS_API void ds_merge_free(struct ds_merge *m);
 /* Records released after a later one (input older than a round promised). */
-uint64_t ds_merge_out_of_order(const struct ds_merge *m);
+DS_API uint64_t ds_merge_out_of_order(const struct ds_merge *m);
 /* Records queued. */
-size_t ds_merge_pending(const struct ds_merge *m);
+DS_API size_t ds_merge_pending(const struct ds_merge *m);
 /* The time the record of the last successful ds_merge_pop() was pushed
  * with (valid until the next pop). */
-uint64_t ds_merge_pop_time(const struct ds_merge *m);
+DS_API uint64_t ds_merge_pop_time(const struct ds_merge *m);
 /* Queue a copy of rec (with its parsed time/cpu; no time -> 0, cpu -> 0). */
-int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec,
+DS_API int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec,
 		  uint64_t time, uint32_t cpu);
 /* A FINISHED_ROUND: raise the watermark to the previous round's max time. */
-void ds_merge_round(struct ds_merge *m);
+DS_API void ds_merge_round(struct ds_merge *m);
 /* End of input: release everything. */
-void ds_merge_flush(struct ds_merge *m);
+DS_API void ds_merge_flush(struct ds_merge *m);
 /* Next released record (valid until the next pop), 1 = got, 0 = none yet. */
-int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec);
+DS_API int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec);
 
 /* ------------------------------------------------------------------ */
 /* Stitching deferred callchains                                        */
@@ -386,15 +396,15 @@ struct ds_stitch_opts {
 };
 
 /* opts NULL = defaults (no callback); -E2BIG as ds_merge_new(). */
-int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts);
-void ds_stitch_free(struct ds_stitcher *s);
-const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s);
+DS_API int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts);
+DS_API void ds_stitch_free(struct ds_stitcher *s);
+DS_API const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s);
 /* Feed one parsed record, in time order. */
-int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
+DS_API int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
 /* End of data: emit all pending samples kernel-only. */
-int ds_stitch_finish(struct ds_stitcher *s);
+DS_API int ds_stitch_finish(struct ds_stitcher *s);
 /* Tasks the stitcher keeps state for (exited ones are forgotten). */
-size_t ds_stitch_nr_tasks(const struct ds_stitcher *s);
+DS_API size_t ds_stitch_nr_tasks(const struct ds_stitcher *s);
 
 /* ------------------------------------------------------------------ */
 /* Symbolization                                                        */
@@ -423,27 +433,27 @@ struct ds_symbols_opts {
 
 /* Create with options (NULL: defaults).  -E2BIG: opts of a newer library
  * with fields this one does not know set. */
-int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts);
+DS_API int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts);
 /* Create; kallsyms may be NULL (kernel frames stay addresses). */
-int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path);
-void ds_symbols_free(struct ds_symbols *s);
+DS_API int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path);
+DS_API void ds_symbols_free(struct ds_symbols *s);
 /* Track MMAP/MMAP2/COMM/FORK records (others are ignored). */
-int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
+DS_API int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
 /* Symbol name of a user ip of pid or a kernel ip (kernel = true), as
  * "func", "func" from kallsyms, "[module]+0xoff" or "[unknown]".
  * Returned pointer valid until the next call with buf; uses buf[len]. */
-const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
+DS_API const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
 /* Last COMM seen for tid (or pid), or NULL. */
-const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
+DS_API const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
 /* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
  * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a
  * character device such as /dev/null means no kernel symbols (0).  Files
  * named by MMAP records are likewise opened without blocking and read only
  * when regular. */
-int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
+DS_API int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
 /* Kernel text start ("_text") from the loaded kallsyms, 0 if unknown. */
-uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);
+DS_API uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);
 
 /* Iterate a callchain in root->leaf order as symbol names (for callers
  * that build stacks): frames[] receives at most max names copied into
@@ -454,9 +464,9 @@ struct ds_frames {
 	char *store;
 	size_t store_len, store_cap;
 };
-void ds_frames_reset(struct ds_frames *f);
-void ds_frames_free(struct ds_frames *f);
-int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
+DS_API void ds_frames_reset(struct ds_frames *f);
+DS_API void ds_frames_free(struct ds_frames *f);
+DS_API int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
 		       uint64_t nr, struct ds_frames *out);
 
 /* ------------------------------------------------------------------ */
@@ -464,25 +474,26 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 /* ------------------------------------------------------------------ */
 
 struct ds_fold;
-int ds_fold_new(struct ds_fold **out);
-void ds_fold_free(struct ds_fold *f);
+DS_API int ds_fold_new(struct ds_fold **out);
+DS_API void ds_fold_free(struct ds_fold *f);
 /* Add count samples of weight count to the stack "comm;root;...;leaf"
  * (frames root->leaf). */
-int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
+DS_API int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
 		uint64_t count);
 /* The same with a weight other than the number of samples (their periods:
  * a profile weighted like perf report's). */
-int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
-			 uint64_t samples, uint64_t weight);
+DS_API int ds_fold_add_weighted(struct ds_fold *f, const char *comm,
+				const struct ds_frames *frames, uint64_t samples,
+				uint64_t weight);
 /* Total weight, and number of samples, added. */
-uint64_t ds_fold_total(const struct ds_fold *f);
-uint64_t ds_fold_samples(const struct ds_fold *f);
+DS_API uint64_t ds_fold_total(const struct ds_fold *f);
+DS_API uint64_t ds_fold_samples(const struct ds_fold *f);
 /* Folded output, one "a;b;c count" per line, sorted by stack. */
-int ds_fold_write(const struct ds_fold *f, FILE *out);
+DS_API int ds_fold_write(const struct ds_fold *f, FILE *out);
 /* Top functions (self and total) and top stacks. */
-int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top);
+DS_API int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top);
 /* Self-contained SVG flame graph. */
-int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
+DS_API int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
 
 #ifdef __cplusplus
 }
