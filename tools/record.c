@@ -978,6 +978,10 @@ static int start_child(struct rec *r)
 
 		close(r->go_pipe[1]);
 		close(r->exec_pipe[0]);
+		/* -o -: the recording owns standard output; the command's
+		 * output goes to standard error (as perf does) */
+		if (!strcmp(r->o.out, "-") && dup2(2, 1) < 0)
+			_exit(126);
 		if (read(r->go_pipe[0], &c, 1) != 1)
 			_exit(126);	/* the recorder gave up */
 		execvp(r->o.cmd[0], r->o.cmd);
@@ -1270,6 +1274,11 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, PROG ": kernel lacks deferred user callchains; falling "
 				"back to classic callchains\n");
 		r.defer = ret == 1;
+	}
+	if (!strcmp(r.o.out, "-") && isatty(1)) {
+		die_msg("record -o -: standard output is a terminal; pipe it to a reader "
+			"(| deferstack report -i -) or redirect it to a file");
+		return 1;
 	}
 	path = r.o.out;
 	if (r.o.stitched && !strcmp(r.o.out, "-")) {
