@@ -12,8 +12,8 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 FUZZ_TIME ?= 60
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
-           lib/symbols.c lib/fold.c
-LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h
+           lib/symbols.c lib/fold.c lib/flame.c
+LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h lib/output.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h

@@ -82,6 +82,11 @@ check "script: end -> kernel-only" grep -q 'kernel-only cookie=0x300000001 (user
 check "script: summary" grep -q 'summary: 6 samples, 2 deferred records, 4 stitched (1 record-first), 0 complete, 2 unmatched' "$T/script.err"
 "$DSAN" report -i "$T/m.data" -k /dev/null --folded > "$T/m.folded" 2>/dev/null
 check "report --folded on raw stream" grep -q '^alpha;\[user stack not stitched\];' "$T/m.folded"
+
+# --- outputs: flame graph in a browser, ... (tests/cli/check-*.sh)
+for f in tests/cli/check-*.sh; do
+	. "$f"
+done
 check "convert raw -> classic" "$DSAN" convert -i "$T/m.data" -o "$T/m.classic" 2>/dev/null
 "$DSAN" script -i "$T/m.classic" -k /dev/null > "$T/classic.txt" 2>/dev/null
 check "converted file: all complete" test "$(grep -c ': complete' "$T/classic.txt")" -eq 6

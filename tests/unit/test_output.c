@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/* Unit and golden tests of the outputs: the SVG flame graph. */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "deferstack/deferstack.h"
+#include "output.h"
+
+static void add(struct ds_fold *fo, const char *comm, const char *stack, uint64_t n)
+{
+	char *copy = strdup(stack), *names[64], *save = NULL;
+	struct ds_frames fr = { names, 0, 64, NULL, 0, 0 };
+
+	for (char *p = strtok_r(copy, ";", &save); p; p = strtok_r(NULL, ";", &save))
+		names[fr.nr++] = p;
+	assert_int_equal(ds_fold_add(fo, comm, &fr, n), 0);
+	free(copy);
+}
+
+static char *svg_of(struct ds_fold *fo)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(ds_fold_write_svg(fo, f, "t"), 0);
+	fclose(f);
+	return text;
+}
+
+/* "name x width label" per frame box, in document order. */
+static char *boxes(const char *svg)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	const char *p = strstr(svg, "<g id=\"frames\">");
+
+	assert_non_null(p);
+	while ((p = strstr(p, "<title>"))) {
+		const char *t = p + 7, *e = strstr(t, " (");
+		const char *r = strstr(t, "<rect x=\""), *w = strstr(t, "width=\"");
+		const char *l = strstr(t, "<text "), *le;
+		double x, wd;
+
+		assert_non_null(e);
+		assert_non_null(r);
+		assert_non_null(w);
+		assert_non_null(l);
+		l = strchr(l, '>') + 1;
+		le = strstr(l, "</text>");
+		assert_int_equal(sscanf(r + 9, "%lf", &x), 1);
+		assert_int_equal(sscanf(w + 7, "%lf", &wd), 1);
+		fprintf(f, "%.*s %.2f %.2f '%.*s'\n", (int)(e - t), t, x, wd, (int)(le - l), l);
+		p = le;
+	}
+	fclose(f);
+	return out;
+}
+
+/* The sibling-merge bug: with strcmp order "main;f.cold" sat between
+ * "main;f" and "main;f;g", and "f" came out as two boxes. */
+static void t_flame_sibling_merge(void **state)
+{
+	struct ds_fold *fo;
+	char *svg, *b;
+
+	(void)state;
+	assert_true(ds_fold_cmp_stacks("a;main;f;g", "a;main;f.cold") < 0);
+	assert_true(ds_fold_cmp_stacks("a;main;f", "a;main;f;g") < 0);
+	assert_true(ds_fold_cmp_stacks("a;main;f.cold", "a;main;f;g") > 0);
+	assert_int_equal(ds_fold_cmp_stacks("a;b", "a;b"), 0);
+	assert_int_equal(ds_fold_new(&fo), 0);
+	add(fo, "app", "main;f", 1);
+	add(fo, "app", "main;f.cold", 1);
+	add(fo, "app", "main;f;g", 1);
+	svg = svg_of(fo);
+	b = boxes(svg);
+	assert_string_equal(b,
+		"all 10.00 1180.00 'all'\n"
+		"app 10.00 1180.00 'app'\n"
+		"main 10.00 1180.00 'main'\n"
+		"f 10.00 786.67 'f'\n"
+		"g 10.00 393.33 'g'\n"
+		"f.cold 796.67 393.33 'f.cold'\n");
+	assert_non_null(strstr(svg, "<title>f (2 samples, 66.67%)</title>"));
+	assert_non_null(strstr(svg, "<title>f.cold (1 samples, 33.33%)</title>"));
+	free(b);
+	free(svg);
+	ds_fold_free(fo);
+}
+
+/* Labels that do not fit end in "…"; the script and the controls are there;
+ * names that are not valid UTF-8 or hold markup still give valid XML. */
+static void t_flame_labels(void **state)
+{
+	struct ds_fold *fo;
+	char *svg, *b;
+	char name[80];
+
+	(void)state;
+	assert_int_equal(ds_fold_new(&fo), 0);
+	memset(name, 'x', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	memcpy(name, "long_", 5);
+	add(fo, "app", name, 1);		/* 1180/20 = 59 px: 7 chars */
+	add(fo, "app", "a<b>&\xff", 1);
+	add(fo, "app", "wide", 18);
+	svg = svg_of(fo);
+	b = boxes(svg);
+	assert_non_null(strstr(b, "\nlong_xxxxxxxx"));
+	assert_non_null(strstr(b, " 59.00 'long_x\xe2\x80\xa6'\n"));
+	assert_non_null(strstr(b, "a&lt;b&gt;&amp;? "));
+	assert_non_null(strstr(b, "wide 128.00 1062.00 'wide'\n"));
+	assert_non_null(strstr(svg, "data-total=\"20\""));
+	assert_non_null(strstr(svg, "<script type=\"text/ecmascript\"><![CDATA["));
+	assert_non_null(strstr(svg, "id=\"search\""));
+	assert_non_null(strstr(svg, "id=\"unzoom\""));
+	assert_non_null(strstr(svg, "id=\"matched\""));
+	assert_null(strstr(svg, "\xff"));
+	free(b);
+	free(svg);
+	ds_fold_free(fo);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(t_flame_sibling_merge),
+		cmocka_unit_test(t_flame_labels),
+	};
+
+	return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
+}
