@@ -6,8 +6,8 @@ OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib
-LDLIBS  := -lelf
-STATIC_LDLIBS := -lelf -lz
+LDLIBS  := -ldw -lelf -lstdc++
+STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
 
@@ -61,7 +61,8 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
-check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn
+check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
+		$(OUT)/tests/resolve $(OUT)/tests/cxxburn
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -93,3 +94,13 @@ $(OUT)/tests/mkdata: tests/cli/mkdata.c tests/unit/streams.h $(OUT)/libdeferstac
 $(OUT)/tests/burn: tests/workload/burn.c
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@
+
+$(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
+		$(OUT)/libdeferstack-san.a $(LDLIBS)
+
+# C++ workload (demangling tests)
+$(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -fno-omit-frame-pointer $< -o $@

@@ -11,6 +11,7 @@ T=$(mktemp -d /tmp/ds-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+unset DEBUGINFOD_URLS	# libdwfl: local debug files only, no network
 pass=0 fail=0 skip=0
 
 ok()   { pass=$((pass + 1)); echo "PASS: $1"; }
@@ -147,7 +148,7 @@ expect_error "device as input" /dev/zero "is a device, not a perf.data file"
 "$OUT/tests/mkdata" "$T/mfifo.data" "$T/fifo" || bad "mkdata with a mapped FIFO"
 timeout 30 "$DSAN" report -i "$T/mfifo.data" -k /dev/null --folded > "$T/mfifo.folded" 2>/dev/null
 rc=$?
-check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo\]' '$T/mfifo.folded'"
+check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo+0x' '$T/mfifo.folded'"
 timeout 30 "$DSAN" report -i "$T/m.data" -k "$T/fifo" --folded > /dev/null 2> "$T/kfifo.err"
 rc=$?
 check "report -k FIFO: does not hang, warns (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q 'cannot read kallsyms .*: not a regular file' '$T/kfifo.err'"
@@ -256,7 +257,7 @@ else
 		check "report --folded has $fn" grep -q "^burn;.*$fn" "$T/e2e.folded"
 	done
 	check "folded format: 'frames count'" bash -c "grep -qE '^[^ ].*;burn_leaf [0-9]+$' '$T/e2e.folded'"
-	check "report --folded has kernel frames under write" grep -qE ';write;.*(do_syscall_64|entry_SYSCALL)' "$T/e2e.folded"
+	check "report --folded has kernel frames under write" grep -qE ';(__GI___libc_|__)?write;.*(do_syscall_64|entry_SYSCALL)' "$T/e2e.folded"
 	"$DSAN" report -i "$T/e2e.data" --text > "$T/e2e.txt" 2>/dev/null
 	check "report --text top functions" grep -q 'burn_leaf' "$T/e2e.txt"
 	"$DSAN" report -i "$T/e2e.data" --svg "$T/e2e.svg" 2>/dev/null
@@ -269,10 +270,27 @@ else
 		"$DS" record -o "$T/strip.data" -- "$T/burn-stripped" 0.3 2>/dev/null
 		"$DSAN" report -i "$T/strip.data" --folded > "$T/strip.folded" 2> "$T/strip.err"
 		rc=$?
-		check "report on a stripped binary: [burn-stripped] frames, no UBSan report" \
-			bash -c "[ $rc -eq 0 ] && grep -q '\[burn-stripped\]' '$T/strip.folded' && ! grep -q 'runtime error' '$T/strip.err'"
+		check "report on a stripped binary: per-address [burn-stripped+0xOFF] frames, no UBSan report" \
+			bash -c "[ $rc -eq 0 ] && [ \$(grep -o '\[burn-stripped+0x[0-9a-f]*\]' '$T/strip.folded' | sort -u | wc -l) -ge 3 ] && ! grep -q 'runtime error' '$T/strip.err'"
+		# the same stripped binary with its debug file through .gnu_debuglink
+		objcopy --only-keep-debug "$BURN" "$T/burn.dbg"
+		objcopy --add-gnu-debuglink="$T/burn.dbg" "$T/burn-stripped" "$T/burn-dl"
+		"$DS" record -o "$T/dl.data" -- "$T/burn-dl" 0.3 2>/dev/null
+		check "report on a stripped binary with a .gnu_debuglink debug file: functions named" \
+			bash -c "'$DSAN' report -i '$T/dl.data' --folded 2>/dev/null | grep -q '^burn-dl;.*main;burn_outer;burn_middle;burn_leaf '"
 	else
 		skp "stripped binary (strip not installed)"
+	fi
+	# C++: demangled names; libc's internal functions named from libc6-dbg
+	"$DS" record -F 499 -o "$T/cxx.data" -- "$OUT/tests/cxxburn" 0.3 2>/dev/null
+	"$DSAN" report -i "$T/cxx.data" --folded > "$T/cxx.folded" 2>/dev/null
+	check "report on a C++ workload: demangled names" \
+		grep -q '^cxxburn;.*main;work::churn(int, double);work::Spinner<long>::spin(long) ' "$T/cxx.folded"
+	if dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'; then
+		check "report: libc's internal __libc_start_call_main below main (libc6-dbg)" \
+			grep -q '^cxxburn;__libc_start_call_main;main;' "$T/cxx.folded"
+	else
+		skp "libc internal functions in a recording (libc6-dbg not installed)"
 	fi
 	# a recorder killed with SIGKILL leaves a file that report reads
 	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!

@@ -350,11 +350,43 @@ void ds_symbols_free(struct ds_symbols *s);
 /* Track MMAP/MMAP2/COMM/FORK records (others are ignored). */
 int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
 /* Symbol name of a user ip of pid or a kernel ip (kernel = true), as
- * "func", "func" from kallsyms, "[module]+0xoff" or "[unknown]".
+ * "func", "func" from kallsyms, "[dso+0xoff]", "[vdso]" or "[unknown]"
+ * (ds_symbols_lookup()'s name).
  * Returned pointer valid until the next call with buf; uses buf[len]. */
 const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
-/* Last COMM seen for tid (or pid), or NULL. */
+/* Longest build-id kept (SHA-1 ones are 20 bytes). */
+#define DS_BUILD_ID_MAX 32
+
+/* What an ip resolves to.  Pointers stay valid until ds_symbols_free(),
+ * name until the next use of the caller's buf. */
+struct ds_sym_info {
+	const char *name;	/* to display: the symbol, "[dso+0xoff]" when the
+				 * object has no symbol there (like perf),
+				 * "[vdso]", "[kernel.kallsyms]" or "[unknown]" */
+	const char *sym;	/* symbol (C++ demangled), NULL if none */
+	uint64_t sym_off;	/* ip - symbol start */
+	const char *dso;	/* mapped file's path, "[vdso]", "[kernel.kallsyms]";
+				 * NULL when no mapping covers ip */
+	const char *dso_short;	/* its base name */
+	uint64_t dso_off;	/* user: file offset of ip (perf's map_ip);
+				 * kernel: ip */
+	uint64_t map_start, map_end, map_pgoff;	/* user mapping of ip */
+	const unsigned char *build_id;	/* of the mapped file, when read */
+	size_t build_id_len;
+	bool kernel;
+};
+
+/*
+ * Resolve ip of pid (kernel: through kallsyms).  User ips are resolved
+ * through the file the MMAP record mapped there and its debug file, found
+ * by libdwfl: /usr/lib/debug/.build-id/xx/yyyy.debug (dbg/dbgsym
+ * packages), .gnu_debuglink (next to the file, .debug/, /usr/lib/debug),
+ * MiniDebugInfo (.gnu_debugdata).  Always 0 (no mapping: "[unknown]").
+ */
+int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		      struct ds_sym_info *out, char *buf, size_t len);
+/* Last COMM seen for tid (or pid), "swapper" for tid 0, or NULL. */
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
 /* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
  * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a

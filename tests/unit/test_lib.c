@@ -672,7 +672,7 @@ static void t_symbols_not_regular(void **state)
 		assert_int_equal(ds_symbols_event(sym, &ev), 0);
 		assert_string_equal(ds_symbols_resolve(sym, 10 + i, UADDR(0x40), false, buf,
 						       sizeof(buf)),
-				    i == 0 ? "[fifo]" : i == 1 ? "[zero]" : "[tmp]");
+				    i == 0 ? "[fifo+0x40]" : i == 1 ? "[zero+0x40]" : "[tmp+0x40]");
 	}
 	/* kallsyms: a FIFO is refused, a character device means none */
 	assert_int_equal(ds_symbols_load_kallsyms(sym, paths[0]), -EINVAL);
@@ -719,7 +719,7 @@ static void t_symbols_stripped(void **state)
 	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
 	assert_int_equal(ds_symbols_event(sym, &ev), 0);
 	assert_string_equal(ds_symbols_resolve(sym, 42, UADDR(0x80), false, buf, sizeof(buf)),
-			    "[stripped.so]");
+			    "[stripped.so+0x80]");
 	ds_symbols_free(sym);
 	free(s.b);
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* Unit and golden tests of the outputs: the SVG flame graph. */
+/* Unit and golden tests of the outputs (the SVG flame graph) and of the
+ * names they show (swapper, [vdso]). */
 #include <errno.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 
 #include "deferstack/deferstack.h"
 #include "output.h"
+#include "streams.h"
 
 static void add(struct ds_fold *fo, const char *comm, const char *stack, uint64_t n)
 {
@@ -131,11 +133,51 @@ static void t_flame_labels(void **state)
 	ds_fold_free(fo);
 }
 
+/* pid 0 is swapper (no COMM record for it), the vDSO is [vdso], a stripped
+ * or unreadable object is [name+0xoff] per address. */
+static void t_names(void **state)
+{
+	struct ds_symbols *sym;
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	struct ds_sym_info si;
+	char buf[128];
+
+	(void)state;
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	assert_string_equal(ds_symbols_comm(sym, 0), "swapper");
+	assert_null(ds_symbols_comm(sym, 5));
+	sb_mmap2(&s, 7, UADDR(0), 0x2000, "[vdso]", 1);
+	sb_mmap2(&s, 7, UADDR(0x10000), 0x1000, "/nonexistent/libx.so", 1);
+	for (size_t off = 0; off < s.len; off += ((struct perf_event_header *)(s.b + off))->size) {
+		assert_int_equal(ds_event_parse(s.b + off,
+						((struct perf_event_header *)(s.b + off))->size,
+						TST_ST, true, &ev), 0);
+		assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	}
+	assert_int_equal(ds_symbols_lookup(sym, 7, UADDR(0x123), false, &si, buf, sizeof(buf)),
+			 0);
+	assert_string_equal(si.name, "[vdso]");
+	assert_string_equal(si.dso, "[vdso]");
+	assert_null(si.sym);
+	ds_symbols_lookup(sym, 7, UADDR(0x10456), false, &si, buf, sizeof(buf));
+	assert_string_equal(si.name, "[libx.so+0x456]");
+	assert_string_equal(si.dso_short, "libx.so");
+	assert_int_equal(si.dso_off, 0x456);
+	assert_int_equal(si.map_start, UADDR(0x10000));
+	ds_symbols_lookup(sym, 7, UADDR(0x20000), false, &si, buf, sizeof(buf));
+	assert_string_equal(si.name, "[unknown]");
+	assert_null(si.dso);
+	ds_symbols_free(sym);
+	free(s.b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_flame_sibling_merge),
 		cmocka_unit_test(t_flame_labels),
+		cmocka_unit_test(t_names),
 	};
 
 	return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
