@@ -12,10 +12,10 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 FUZZ_TIME ?= 60
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
-           lib/symbols.c lib/fold.c lib/flame.c
-LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h lib/output.h
+           lib/symbols.c lib/fold.c lib/flame.c lib/profile.c lib/ptext.c
+LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h lib/output.h lib/profile.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
-           tools/script.c tools/convert.c tools/util.c
+           tools/script.c tools/convert.c tools/util.c tools/events.c
 CLI_HDR := tools/cli.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 

@@ -34,6 +34,8 @@ void pipeline_close(struct pipeline *p);
 /* The command name of a sample's task ("[unknown]" if none seen). */
 const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);
+/* The sample's event name (tools/events.c). */
+const char *event_name(const struct pipeline *p, const struct ds_event *ev);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */

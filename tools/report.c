@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* deferstack report: top functions, folded stacks, SVG flame graph. */
+/* deferstack report: perf-report-like text, folded stacks, SVG flame graph. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,12 +10,20 @@
 
 #include "cli.h"
 
+#define MAX_FILTER 64
+
 struct report {
 	struct pipeline *p;
+	int mode;		/* 't' text, 'f' folded, 's' svg, 'P' pprof */
 	struct ds_fold *fold;
+	struct ds_profile *prof;
 	struct ds_frames fr;
 	char **names;
 	size_t cap;
+	/* --comm, --pid, --dso: comma-separated lists */
+	const char *comms[MAX_FILTER], *dsos[MAX_FILTER];
+	uint32_t pids[MAX_FILTER];
+	size_t nr_comms, nr_dsos, nr_pids;
 };
 
 static bool sample_is_kernel(const struct ds_event *ev)
@@ -23,22 +31,78 @@ static bool sample_is_kernel(const struct ds_event *ev)
 	return (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 }
 
+/* The object of the sample's own (leaf) frame, for --dso. */
+static bool dso_match(struct report *r, const struct ds_event *ev, const uint64_t *chain,
+		      uint64_t nr)
+{
+	bool kernel = false, ctx = false;
+	struct ds_sym_info si;
+	char buf[256];
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = chain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == DS_CONTEXT_USER_DEFERRED)
+				i++;
+			ctx = true;
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		ds_symbols_lookup(r->p->sym, ev->pid, ip, ctx ? kernel : ip >= 0xffff800000000000ULL,
+				  &si, buf, sizeof(buf));
+		for (size_t k = 0; si.dso && k < r->nr_dsos; k++) {
+			const char *b = strrchr(si.dso, '/');
+
+			if (!strcmp(si.dso, r->dsos[k]) || (b && !strcmp(b + 1, r->dsos[k])))
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+static bool keep(struct report *r, const struct ds_event *ev, const uint64_t *chain,
+		 uint64_t nr)
+{
+	bool ok = !r->nr_comms && !r->nr_pids;
+
+	/* like perf: --comm and --pid each select; a sample passes either */
+	for (size_t i = 0; i < r->nr_comms && !ok; i++)
+		ok = !strcmp(pipeline_comm(r->p, ev), r->comms[i]);
+	for (size_t i = 0; i < r->nr_pids && !ok; i++)
+		ok = ev->pid == r->pids[i];
+	if (ok && r->nr_dsos)
+		ok = dso_match(r, ev, chain, nr);
+	return ok;
+}
+
 static int report_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct report *r = arg;
 	struct ds_frames view;
+	uint64_t nochain[2];
+	const uint64_t *chain = o->chain;
+	uint64_t nr = o->nr;
 	int err;
 
 	if (o->kind == DS_OUT_RECORD)
 		return 0;
 	if (o->kind == DS_OUT_NOCHAIN) {
-		uint64_t chain[2] = { sample_is_kernel(o->ev) ? PERF_CONTEXT_KERNEL
-							      : PERF_CONTEXT_USER, o->ev->ip };
-
-		err = ds_symbolize_chain(r->p->sym, o->ev->pid, chain, 2, &r->fr);
-	} else {
-		err = ds_symbolize_chain(r->p->sym, o->ev->pid, o->chain, o->nr, &r->fr);
+		nochain[0] = sample_is_kernel(o->ev) ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
+		nochain[1] = o->ev->ip;
+		chain = nochain;
+		nr = 2;
 	}
+	if (!keep(r, o->ev, chain, nr))
+		return 0;
+	if (r->prof)
+		return ds_profile_add(r->prof, r->p->sym, pipeline_comm(r->p, o->ev), o->ev->pid,
+				      event_name(r->p, o->ev), chain, nr,
+				      (o->ev->have & DS_EV_PERIOD) ? o->ev->period : 0,
+				      o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]"
+								    : NULL);
+	err = ds_symbolize_chain(r->p->sym, o->ev->pid, chain, nr, &r->fr);
 	if (err)
 		return err;
 	view = r->fr;
@@ -88,17 +152,32 @@ static int write_svg(const struct ds_fold *fold, const char *path, const char *t
 static void usage_report(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack report [-i FILE] [-k KALLSYMS] [--text | --folded | --svg OUT.svg]\n"
-		"                         [--top N]\n"
+		"usage: deferstack report [-i FILE] [-k KALLSYMS]\n"
+		"                         [--text | --folded | --svg OUT.svg]\n"
+		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
+		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
 		"time order, stitch deferred user callchains and print:\n"
-		"  --text        top functions (self/total) and top stacks (default)\n"
+		"  --text        perf-report-like table: Children (inclusive) and Self\n"
+		"                overhead per row (default)\n"
 		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
-		"  --svg FILE    a self-contained SVG flame graph\n"
+		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
 		"  -i FILE       input (default perf.data)\n"
 		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
 		"                /proc/kallsyms)\n"
-		"  --top N       rows per table in --text (default 20)\n"
+		"  -s, --sort KEYS  row keys for --text, comma-separated: comm, pid, dso, sym\n"
+		"                (default comm,dso,sym); 'overhead' orders by self (the\n"
+		"                default), 'children' by inclusive overhead\n"
+		"  --children    order --text rows by inclusive overhead\n"
+		"  -g, --call-graph caller|callee|none[,MIN]\n"
+		"                call graph under each --text row: caller (from main down)\n"
+		"                or callee (from the function up); branches under MIN %%\n"
+		"                (default 0.5) hidden\n"
+		"  --comm LIST, --pid LIST\n"
+		"                only samples of these commands or pids (comma-separated)\n"
+		"  --dso LIST    only samples whose own frame is in these objects (base\n"
+		"                name or path; [kernel.kallsyms], [vdso])\n"
+		"  --top N       rows in --text (default 20)\n"
 		"Samples whose deferred record never came are shown under\n"
 		"'[user stack not stitched]'. A summary goes to stderr.\n");
 }
@@ -106,6 +185,114 @@ static void usage_report(FILE *f)
 static const char *out_name(int mode)
 {
 	return mode == 'f' ? "folded" : mode == 's' ? "svg" : "text";
+}
+
+/* Split a comma-separated option value in place. */
+static int split_list(char *s, const char *opt, const char **out, size_t *n)
+{
+	for (char *save = NULL, *t = strtok_r(s, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_FILTER) {
+			die_msg("report: %s: at most %d values", opt, MAX_FILTER);
+			return -1;
+		}
+		out[(*n)++] = t;
+	}
+	if (!*n) {
+		die_msg("report: %s needs a value", opt);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_sort(char *s, struct ds_text_opts *to)
+{
+	const char *keys[8];
+	size_t n = 0;
+
+	if (split_list(s, "--sort", keys, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *k = keys[i];
+		enum ds_sort_key v;
+
+		if (!strcmp(k, "overhead")) {
+			to->by_children = false;
+			continue;
+		}
+		if (!strcmp(k, "children")) {
+			to->by_children = true;
+			continue;
+		}
+		if (!strcmp(k, "comm"))
+			v = DS_SORT_COMM;
+		else if (!strcmp(k, "pid"))
+			v = DS_SORT_PID;
+		else if (!strcmp(k, "dso"))
+			v = DS_SORT_DSO;
+		else if (!strcmp(k, "sym") || !strcmp(k, "symbol"))
+			v = DS_SORT_SYM;
+		else {
+			die_msg("report: bad --sort key '%s' (comm, pid, dso, sym, overhead, "
+				"children)", k);
+			return -1;
+		}
+		for (size_t j = 0; j < to->nr_keys; j++) {
+			if (to->keys[j] == v) {
+				die_msg("report: --sort key '%s' given twice", k);
+				return -1;
+			}
+		}
+		to->keys[to->nr_keys++] = v;
+	}
+	return 0;
+}
+
+static int parse_graph(const char *s, struct ds_text_opts *to)
+{
+	const char *comma = strchr(s, ',');
+	size_t l = comma ? (size_t)(comma - s) : strlen(s);
+
+	if (l == 6 && !strncmp(s, "caller", 6))
+		to->graph = DS_GRAPH_CALLER;
+	else if (l == 6 && !strncmp(s, "callee", 6))
+		to->graph = DS_GRAPH_CALLEE;
+	else if (l == 4 && !strncmp(s, "none", 4))
+		to->graph = DS_GRAPH_NONE;
+	else {
+		die_msg("report: bad -g '%s' (caller, callee or none, then ,MIN%%)", s);
+		return -1;
+	}
+	if (comma) {
+		char *end;
+
+		errno = 0;
+		to->graph_min = strtod(comma + 1, &end);
+		if (errno || end == comma + 1 || *end || !(to->graph_min >= 0) ||
+		    to->graph_min > 100) {
+			die_msg("report: bad -g threshold '%s' (a percentage, 0 to 100)",
+				comma + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_pids(char *s, struct report *r)
+{
+	const char *v[MAX_FILTER];
+	size_t n = 0;
+
+	if (split_list(s, "--pid", v, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned long pid;
+
+		if (parse_ulong("--pid", v[i], 0, UINT32_MAX, &pid))
+			return -1;
+		r->pids[r->nr_pids++] = (uint32_t)pid;
+	}
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -117,17 +304,28 @@ int cmd_report(int argc, char **argv)
 		{ "folded", no_argument, NULL, 'f' },
 		{ "svg", required_argument, NULL, 's' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 'S' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "comms", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "dso", required_argument, NULL, 'd' },
+		{ "dsos", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *in = "perf.data", *ks = NULL, *svg = NULL;
 	char ksbuf[4096];
-	int mode = 0, c, err;
+	int mode = 0, c, err, rc = 2;
 	unsigned long top = 20;
+	struct ds_text_opts to = { .sz = sizeof(to), .graph_min = 0.5 };
+	bool text_opts = false;
 	struct pipeline p;
 	struct report r;
 
-	while ((c = getopt_long(argc, argv, "i:k:h", opts, NULL)) != -1) {
+	memset(&r, 0, sizeof(r));
+	while ((c = getopt_long(argc, argv, "i:k:s:g:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
@@ -136,7 +334,7 @@ int cmd_report(int argc, char **argv)
 			if (mode && mode != c) {
 				die_msg("report: --%s and --%s are mutually exclusive",
 					out_name(mode), out_name(c));
-				return 2;
+				goto out;
 			}
 			mode = c;
 			if (c == 's')
@@ -144,28 +342,60 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'n':
 			if (parse_ulong("--top", optarg, 1, 1000000, &top))
-				return 2;
+				goto out;
+			break;
+		case 'S':
+			if (parse_sort(optarg, &to))
+				goto out;
+			text_opts = true;
+			break;
+		case 'C':
+			to.by_children = true;
+			text_opts = true;
+			break;
+		case 'g':
+			if (parse_graph(optarg, &to))
+				goto out;
+			text_opts = true;
+			break;
+		case 'c':
+			if (split_list(optarg, "--comm", r.comms, &r.nr_comms))
+				goto out;
+			break;
+		case 'p':
+			if (parse_pids(optarg, &r))
+				goto out;
+			break;
+		case 'd':
+			if (split_list(optarg, "--dso", r.dsos, &r.nr_dsos))
+				goto out;
 			break;
 		case 'h': usage_report(stdout); return 0;
-		default: usage_report(stderr); return 2;
+		default: usage_report(stderr); goto out;
 		}
 	}
 	if (optind != argc) {
 		usage_report(stderr);
-		return 2;
+		goto out;
 	}
 	if (!mode)
 		mode = 't';
+	if (text_opts && mode != 't') {
+		die_msg("report: --sort, --children and -g are for --text, not --%s",
+			out_name(mode));
+		goto out;
+	}
+	rc = 1;
+	to.top = top;
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
-	memset(&r, 0, sizeof(r));
 	r.p = &p;
-	if (ds_fold_new(&r.fold))
-		return 1;
+	r.mode = mode;
+	if (mode == 't' ? ds_profile_new(&r.prof) : ds_fold_new(&r.fold))
+		goto out;
 	if (svg && same_file(in, svg)) {
 		die_msg("%s and %s are the same file: give another --svg", in, svg);
-		ds_fold_free(r.fold);
-		return 1;
+		goto out;
 	}
 	err = pipeline_run(&p, in, ks, true, report_cb, &r);
 	if (!err) {
@@ -181,7 +411,7 @@ int cmd_report(int argc, char **argv)
 			err = write_svg(r.fold, svg, in);
 			break;
 		default:
-			err = ds_fold_write_text(r.fold, stdout, (size_t)top);
+			err = ds_profile_write_text(r.prof, stdout, &to);
 			if (!err)
 				print_summary(stdout, &p.st.st);
 			if (!err)
@@ -192,9 +422,14 @@ int cmd_report(int argc, char **argv)
 		if (!err)
 			print_summary(stderr, &p.st.st);
 	}
+	if (err == -ENOMEM)
+		die_msg("report: out of memory");
+	rc = err ? 1 : 0;
+	pipeline_close(&p);
+out:
 	ds_frames_free(&r.fr);
 	free(r.names);
 	ds_fold_free(r.fold);
-	pipeline_close(&p);
-	return err ? 1 : 0;
+	ds_profile_free(r.prof);
+	return rc;
 }

@@ -429,6 +429,58 @@ int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top);
 /* Self-contained SVG flame graph. */
 int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
 
+/* ------------------------------------------------------------------ */
+/* Profile: perf-report-like text, pprof                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Samples aggregated by (comm, pid, event, stack of locations); a location
+ * is an ip with its function (name, object) and mapping, as
+ * ds_symbols_lookup() resolves it.  Weights are periods (perf's overhead)
+ * when the samples have them, else sample counts.
+ */
+struct ds_profile;
+int ds_profile_new(struct ds_profile **out);
+void ds_profile_free(struct ds_profile *p);
+/* Add one sample: chain as the stitcher gives it (leaf first, context
+ * markers); root_marker, when not NULL, is added as the outermost frame
+ * (e.g. "[user stack not stitched]"). */
+int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *comm,
+		   uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
+		   uint64_t period, const char *root_marker);
+uint64_t ds_profile_samples(const struct ds_profile *p);
+
+enum ds_sort_key {
+	DS_SORT_COMM = 1,
+	DS_SORT_PID,
+	DS_SORT_DSO,
+	DS_SORT_SYM,
+};
+
+enum ds_graph {
+	DS_GRAPH_NONE = 0,
+	DS_GRAPH_CALLER,	/* from the root (main) down to the function */
+	DS_GRAPH_CALLEE,	/* from the function up to its callers */
+};
+
+struct ds_text_opts {
+	size_t sz;			/* sizeof(struct ds_text_opts) */
+	enum ds_sort_key keys[4];	/* row key; nr_keys 0: comm, dso, sym */
+	size_t nr_keys;
+	bool by_children;	/* order rows by inclusive, not self overhead */
+	enum ds_graph graph;
+	double graph_min;	/* hide call-graph branches below this % */
+	size_t top;		/* rows, 0 = all */
+};
+
+/*
+ * perf-report-like table: Children (inclusive) and Self overhead per row,
+ * rows keyed by the sort keys; with a graph, each row with self overhead is
+ * followed by its call graph (percentages of the total).
+ */
+int ds_profile_write_text(const struct ds_profile *p, FILE *out,
+			  const struct ds_text_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

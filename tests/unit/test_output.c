@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -172,12 +173,130 @@ static void t_names(void **state)
 	free(s.b);
 }
 
+static char *text_of(struct ds_profile *pr, const struct ds_text_opts *o)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_int_equal(ds_profile_write_text(pr, f, o), 0);
+	fclose(f);
+	return text;
+}
+
+/* report --text: rows by sort keys (self, children), caller/callee graphs */
+static void t_profile_text(void **state)
+{
+	struct ds_symbols *sym;
+	struct ds_profile *pr;
+	FILE *f;
+	char ks[] = "/tmp/ds-ks-XXXXXX", *t;
+	uint64_t a[] = { PERF_CONTEXT_KERNEL, KADDR(2), KADDR(1), KADDR(0) };
+	uint64_t b[] = { PERF_CONTEXT_KERNEL, KADDR(3), KADDR(1), KADDR(0) };
+	uint64_t c[] = { PERF_CONTEXT_KERNEL, KADDR(2), KADDR(0) };
+	struct ds_text_opts o = { .sz = sizeof(o), .keys = { DS_SORT_SYM }, .nr_keys = 1,
+				  .graph = DS_GRAPH_CALLEE, .graph_min = 0.5, .top = 2 };
+	int fd = mkstemp(ks);
+
+	(void)state;
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	fputs("ffffffff81000000 T k0\nffffffff81000001 T k1\nffffffff81000002 T k2\n"
+	      "ffffffff81000003 T k3\n", f);
+	fclose(f);
+	assert_int_equal(ds_symbols_new(&sym, ks), 0);
+	unlink(ks);
+	assert_int_equal(ds_profile_new(&pr), 0);
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(ds_profile_add(pr, sym, "app", 1, "cpu-clock", a, 4, 10, NULL), 0);
+	assert_int_equal(ds_profile_add(pr, sym, "app", 1, "cpu-clock", b, 4, 10, NULL), 0);
+	assert_int_equal(ds_profile_add(pr, sym, "app", 2, "cpu-clock", c, 3, 10, NULL), 0);
+	assert_int_equal(ds_profile_samples(pr), 5);
+	t = text_of(pr, &o);
+	assert_string_equal(t,
+		"# Samples: 5  Total period: 50\n"
+		"# Overhead by self, 2 of 4 entries, call graph callee-first\n"
+		"#\n"
+		"# Children      Self  Symbol\n"
+		"#\n"
+		"    80.00%    80.00%  [k] k2\n"
+		"            |\n"
+		"            ---k2\n"
+		"               |\n"
+		"               |--60.00%--k1\n"
+		"               |          k0\n"
+		"               |\n"
+		"                --20.00%--k0\n"
+		"\n"
+		"    20.00%    20.00%  [k] k3\n"
+		"            |\n"
+		"            ---k3\n"
+		"               k1\n"
+		"               k0\n"
+		"\n");
+	free(t);
+	o.graph = DS_GRAPH_CALLER;
+	o.top = 1;
+	t = text_of(pr, &o);
+	assert_non_null(strstr(t,
+		"    80.00%    80.00%  [k] k2\n"
+		"            |\n"
+		"            ---k0\n"
+		"               |\n"
+		"               |--60.00%--k1\n"
+		"               |          k2\n"
+		"               |\n"
+		"                --20.00%--k2\n"));
+	free(t);
+	/* by inclusive overhead, keyed by pid and symbol, no graph */
+	o.graph = DS_GRAPH_NONE;
+	o.by_children = true;
+	o.keys[0] = DS_SORT_PID;
+	o.keys[1] = DS_SORT_SYM;
+	o.nr_keys = 2;
+	o.top = 0;
+	t = text_of(pr, &o);
+	assert_string_equal(t,
+		"# Samples: 5  Total period: 50\n"
+		"# Overhead by children (inclusive), 6 of 6 entries\n"
+		"#\n"
+		"# Children      Self  Pid  Symbol\n"
+		"#\n"
+		"    80.00%     0.00%  1    [k] k1\n"	/* ties: first seen first */
+		"    80.00%     0.00%  1    [k] k0\n"
+		"    60.00%    60.00%  1    [k] k2\n"
+		"    20.00%    20.00%  1    [k] k3\n"
+		"    20.00%    20.00%  2    [k] k2\n"
+		"    20.00%     0.00%  2    [k] k0\n");
+	free(t);
+	/* a deep stack: linear, one row per frame */
+	{
+		enum { DEPTH = 20000 };
+		uint64_t *deep = calloc(DEPTH + 1, sizeof(*deep));
+
+		deep[0] = PERF_CONTEXT_KERNEL;
+		for (int i = 1; i <= DEPTH; i++)
+			deep[i] = KADDR(i % 4);
+		assert_int_equal(ds_profile_add(pr, sym, "app", 3, "cpu-clock", deep, DEPTH + 1,
+						10, "[user stack not stitched]"), 0);
+		o.nr_keys = 0;
+		o.graph = DS_GRAPH_CALLER;
+		t = text_of(pr, &o);
+		assert_non_null(strstr(t, "[.] [user stack not stitched]"));
+		free(t);
+		free(deep);
+	}
+	ds_profile_free(pr);
+	ds_symbols_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_flame_sibling_merge),
 		cmocka_unit_test(t_flame_labels),
 		cmocka_unit_test(t_names),
+		cmocka_unit_test(t_profile_text),
 	};
 
 	return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
