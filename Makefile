@@ -6,13 +6,14 @@ OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib
-LDLIBS  := -ldw -lelf -lstdc++
+LDLIBS  := -ldw -lelf -lz -lstdc++
 STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
-           lib/symbols.c lib/fold.c lib/flame.c lib/profile.c lib/ptext.c
+           lib/symbols.c lib/fold.c lib/flame.c lib/profile.c lib/ptext.c \
+           lib/pprof.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h lib/output.h lib/profile.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c tools/events.c

@@ -83,11 +83,6 @@ check "script: end -> kernel-only" grep -q 'kernel-only cookie=0x300000001 (user
 check "script: summary" grep -q 'summary: 6 samples, 2 deferred records, 4 stitched (1 record-first), 0 complete, 2 unmatched' "$T/script.err"
 "$DSAN" report -i "$T/m.data" -k /dev/null --folded > "$T/m.folded" 2>/dev/null
 check "report --folded on raw stream" grep -q '^alpha;\[user stack not stitched\];' "$T/m.folded"
-
-# --- outputs: flame graph in a browser, ... (tests/cli/check-*.sh)
-for f in tests/cli/check-*.sh; do
-	. "$f"
-done
 check "convert raw -> classic" "$DSAN" convert -i "$T/m.data" -o "$T/m.classic" 2>/dev/null
 "$DSAN" script -i "$T/m.classic" -k /dev/null > "$T/classic.txt" 2>/dev/null
 check "converted file: all complete" test "$(grep -c ': complete' "$T/classic.txt")" -eq 6
@@ -208,6 +203,12 @@ expect_werr "convert over the file size limit" "writing $T/fsz/big.data: File to
 expect_werr "report --svg over the file size limit" "writing $T/fsz/big.svg: File too large" \
 	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' report -i '$T/m.data' -k /dev/null --svg '$T/fsz/big.svg'"
 check "failed writes leave no output and no temp file" test -z "$(ls -A "$T/fsz")"
+
+# --- outputs: flame graph in a browser, symbols and debug files, report
+# --text and script, pprof (tests/cli/check-*.sh, sourced in name order)
+for f in tests/cli/check-*.sh; do
+	. "$f"
+done
 
 # --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)

@@ -119,8 +119,8 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 	return ds_fold_add(r->fold, pipeline_comm(r->p, o->ev), &view, 1);
 }
 
-/* The SVG goes to a temp file renamed into place on success. */
-static int write_svg(const struct ds_fold *fold, const char *path, const char *title)
+/* The SVG or pprof file goes to a temp file renamed into place on success. */
+static int write_out(struct report *r, const char *path, const char *title)
 {
 	struct outfile of;
 	FILE *f;
@@ -137,7 +137,10 @@ static int write_svg(const struct ds_fold *fold, const char *path, const char *t
 		outfile_abort(&of);
 		return err;
 	}
-	err = ds_fold_write_svg(fold, f, title);
+	if (r->mode == 'P')
+		err = ds_profile_write_pprof(r->prof, f);
+	else
+		err = ds_fold_write_svg(r->fold, f, title);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -153,7 +156,7 @@ static void usage_report(FILE *f)
 {
 	fprintf(f,
 		"usage: deferstack report [-i FILE] [-k KALLSYMS]\n"
-		"                         [--text | --folded | --svg OUT.svg]\n"
+		"                         [--text | --folded | --svg OUT.svg | --pprof OUT.pb.gz]\n"
 		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
 		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
@@ -162,6 +165,8 @@ static void usage_report(FILE *f)
 		"                overhead per row (default)\n"
 		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
 		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
+		"  --pprof FILE  gzipped pprof profile.proto (go tool pprof, Pyroscope,\n"
+		"                Parca, Grafana)\n"
 		"  -i FILE       input (default perf.data)\n"
 		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
 		"                /proc/kallsyms)\n"
@@ -184,7 +189,7 @@ static void usage_report(FILE *f)
 
 static const char *out_name(int mode)
 {
-	return mode == 'f' ? "folded" : mode == 's' ? "svg" : "text";
+	return mode == 'f' ? "folded" : mode == 's' ? "svg" : mode == 'P' ? "pprof" : "text";
 }
 
 /* Split a comma-separated option value in place. */
@@ -303,6 +308,7 @@ int cmd_report(int argc, char **argv)
 		{ "text", no_argument, NULL, 't' },
 		{ "folded", no_argument, NULL, 'f' },
 		{ "svg", required_argument, NULL, 's' },
+		{ "pprof", required_argument, NULL, 'P' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "sort", required_argument, NULL, 'S' },
 		{ "children", no_argument, NULL, 'C' },
@@ -315,7 +321,7 @@ int cmd_report(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *in = "perf.data", *ks = NULL, *svg = NULL;
+	const char *in = "perf.data", *ks = NULL, *outpath = NULL;
 	char ksbuf[4096];
 	int mode = 0, c, err, rc = 2;
 	unsigned long top = 20;
@@ -329,16 +335,16 @@ int cmd_report(int argc, char **argv)
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
-		case 't': case 'f': case 's':
-			/* one output: --text, --folded or --svg */
+		case 't': case 'f': case 's': case 'P':
+			/* one output: --text, --folded, --svg or --pprof */
 			if (mode && mode != c) {
 				die_msg("report: --%s and --%s are mutually exclusive",
 					out_name(mode), out_name(c));
 				goto out;
 			}
 			mode = c;
-			if (c == 's')
-				svg = optarg;
+			if (c == 's' || c == 'P')
+				outpath = optarg;
 			break;
 		case 'n':
 			if (parse_ulong("--top", optarg, 1, 1000000, &top))
@@ -391,10 +397,11 @@ int cmd_report(int argc, char **argv)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
 	r.p = &p;
 	r.mode = mode;
-	if (mode == 't' ? ds_profile_new(&r.prof) : ds_fold_new(&r.fold))
+	if (mode == 't' || mode == 'P' ? ds_profile_new(&r.prof) : ds_fold_new(&r.fold))
 		goto out;
-	if (svg && same_file(in, svg)) {
-		die_msg("%s and %s are the same file: give another --svg", in, svg);
+	if (outpath && same_file(in, outpath)) {
+		die_msg("%s and %s are the same file: give another --%s", in, outpath,
+			out_name(mode));
 		goto out;
 	}
 	err = pipeline_run(&p, in, ks, true, report_cb, &r);
@@ -407,8 +414,8 @@ int cmd_report(int argc, char **argv)
 			else if (err != -ENOMEM)
 				die_msg("writing standard output: %s", strerror(-err));
 			break;
-		case 's':
-			err = write_svg(r.fold, svg, in);
+		case 's': case 'P':
+			err = write_out(&r, outpath, in);
 			break;
 		default:
 			err = ds_profile_write_text(r.prof, stdout, &to);

@@ -480,6 +480,13 @@ struct ds_text_opts {
  */
 int ds_profile_write_text(const struct ds_profile *p, FILE *out,
 			  const struct ds_text_opts *opts);
+/*
+ * pprof's profile.proto, gzipped (what `go tool pprof`, Pyroscope, Parca and
+ * Grafana read): sample types samples/count and the period (cpu/nanoseconds
+ * for cpu-clock, the default), samples with comm and pid labels, a location
+ * per ip with its function (name, object) and mapping (object, build-id).
+ */
+int ds_profile_write_pprof(const struct ds_profile *p, FILE *out);
 
 #ifdef __cplusplus
 }
