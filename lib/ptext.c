@@ -74,14 +74,19 @@ static uint32_t tnode_kid(struct text *x, uint32_t n, uint32_t func)
 	return (uint32_t)x->nt++;
 }
 
-static int cmp_node_w(const void *a, const void *b, void *arg)
-{
-	const struct tnode *t = arg;
-	uint64_t x = t[*(const uint32_t *)a].w, y = t[*(const uint32_t *)b].w;
+/* kids sorted by weight (heaviest first), then by node index */
+struct kid {
+	uint64_t w;
+	uint32_t n;
+};
 
-	if (x != y)
-		return x > y ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+static int cmp_kid(const void *a, const void *b)
+{
+	const struct kid *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return x->n < y->n ? -1 : 1;
 }
 
 static int push_prefix(struct text *x, const char *s)
@@ -104,15 +109,16 @@ static const char *fname(const struct text *x, uint32_t func)
 static void print_kids(struct text *x, uint32_t n)
 {
 	for (;;) {
-		uint32_t *kids = NULL, nk = 0, cap = 0, k;
+		struct kid *kids = NULL;
+		uint32_t nk = 0, cap = 0, k;
 		size_t saved = x->plen;
 
 		for (k = x->t[n].child; k; k = x->t[k - 1].sib) {
 			if (pct(x, x->t[k - 1].w) < x->o->graph_min)
 				continue;
 			if (nk == cap) {
-				uint32_t *nkids = realloc(kids, (cap = cap ? cap * 2 : 4) *
-							  sizeof(*kids));
+				struct kid *nkids = realloc(kids, (cap = cap ? cap * 2 : 4) *
+							    sizeof(*kids));
 
 				if (!nkids) {
 					free(kids);
@@ -121,33 +127,34 @@ static void print_kids(struct text *x, uint32_t n)
 				}
 				kids = nkids;
 			}
-			kids[nk++] = k - 1;
+			kids[nk].w = x->t[k - 1].w;
+			kids[nk++].n = k - 1;
 		}
 		if (!nk) {
 			free(kids);
 			return;
 		}
-		if (nk == 1 && x->t[kids[0]].w == x->t[n].w) {
+		if (nk == 1 && kids[0].w == x->t[n].w) {
 			/* a straight chain: one line per frame, no branch */
-			n = kids[0];
+			n = kids[0].n;
 			free(kids);
 			fprintf(x->out, "%s%s\n", x->prefix, fname(x, x->t[n].func));
 			continue;
 		}
-		qsort_r(kids, nk, sizeof(*kids), cmp_node_w, x->t);
+		qsort(kids, nk, sizeof(*kids), cmp_kid);
 		for (uint32_t i = 0; i < nk && !x->err; i++) {
 			bool last = i + 1 == nk;
 			char branch[48];
 			int bl;
 
-			bl = snprintf(branch, sizeof(branch), "--%.2f%%--", pct(x, x->t[kids[i]].w));
+			bl = snprintf(branch, sizeof(branch), "--%.2f%%--", pct(x, kids[i].w));
 			fprintf(x->out, "%s|\n%s%s%s%s\n", x->prefix, x->prefix, last ? " " : "|",
-				branch, fname(x, x->t[kids[i]].func));
+				branch, fname(x, x->t[kids[i].n].func));
 			if (push_prefix(x, last ? " " : "|"))
 				break;
 			for (int j = 0; j < bl; j++)
 				push_prefix(x, " ");
-			print_kids(x, kids[i]);
+			print_kids(x, kids[i].n);
 			x->plen = saved;
 			x->prefix[saved] = 0;
 		}
@@ -203,25 +210,21 @@ static void print_graph(struct text *x, const uint32_t *leafrow, uint32_t row)
 
 /* ------------------------------------------------------------- table */
 
-struct rowcmp {
-	const struct row *rows;
-	bool by_children;
+/* a row's place in the order: its two overheads, then first seen first */
+struct rowkey {
+	uint64_t k1, k2;
+	uint32_t id;
 };
 
-static int cmp_row(const void *a, const void *b, void *arg)
+static int cmp_row(const void *a, const void *b)
 {
-	const struct rowcmp *c = arg;
-	const struct row *x = &c->rows[*(const uint32_t *)a], *y = &c->rows[*(const uint32_t *)b];
-	uint64_t kx = c->by_children ? x->children : x->self;
-	uint64_t ky = c->by_children ? y->children : y->self;
+	const struct rowkey *x = a, *y = b;
 
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	kx = c->by_children ? x->self : x->children;
-	ky = c->by_children ? y->self : y->children;
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	if (x->k1 != y->k1)
+		return x->k1 > y->k1 ? -1 : 1;
+	if (x->k2 != y->k2)
+		return x->k2 > y->k2 ? -1 : 1;
+	return x->id < y->id ? -1 : 1;
 }
 
 static const char *key_title(enum ds_sort_key k)
@@ -263,8 +266,8 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out, const struct ds
 	struct ktab rows = { 0 };
 	struct row *rv = NULL;
 	size_t rcap = 0;
-	uint32_t *leafrow = NULL, *order = NULL;
-	struct rowcmp rc;
+	uint32_t *leafrow = NULL;
+	struct rowkey *order = NULL;
 	char buf[600];
 	int err = 0;
 
@@ -318,16 +321,17 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out, const struct ds
 		err = -ENOMEM;
 		goto out;
 	}
-	for (uint32_t i = 0; i < rows.n; i++)
-		order[i] = i;
-	rc.rows = rv;
-	rc.by_children = o->by_children;
-	qsort_r(order, rows.n, sizeof(*order), cmp_row, &rc);
+	for (uint32_t i = 0; i < rows.n; i++) {
+		order[i].k1 = o->by_children ? rv[i].children : rv[i].self;
+		order[i].k2 = o->by_children ? rv[i].self : rv[i].children;
+		order[i].id = i;
+	}
+	qsort(order, rows.n, sizeof(*order), cmp_row);
 	nrows_print = o->top && o->top < rows.n ? o->top : rows.n;
 	for (size_t k = 0; k < nkeys; k++) {
 		width[k] = strlen(key_title(keys[k]));
 		for (size_t i = 0; i < nrows_print; i++) {
-			size_t l = strlen(cell(&x, &rv[order[i]], keys[k], buf, sizeof(buf)));
+			size_t l = strlen(cell(&x, &rv[order[i].id], keys[k], buf, sizeof(buf)));
 
 			if (l > width[k] && k + 1 < nkeys)
 				width[k] = l < 40 ? l : 40;
@@ -344,7 +348,7 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out, const struct ds
 		fprintf(out, "  %-*s", k + 1 < nkeys ? (int)width[k] : 0, key_title(keys[k]));
 	fprintf(out, "\n#\n");
 	for (size_t i = 0; i < nrows_print && !x.err; i++) {
-		const struct row *r = &rv[order[i]];
+		const struct row *r = &rv[order[i].id];
 
 		fprintf(out, "%9.2f%% %8.2f%%", pct(&x, r->children), pct(&x, r->self));
 		for (size_t k = 0; k < nkeys; k++)
@@ -352,7 +356,7 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out, const struct ds
 				cell(&x, r, keys[k], buf, sizeof(buf)));
 		fputc('\n', out);
 		if (o->graph != DS_GRAPH_NONE && r->self) {
-			print_graph(&x, leafrow, order[i]);
+			print_graph(&x, leafrow, order[i].id);
 		}
 	}
 	err = x.err;

@@ -314,14 +314,13 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
  * /usr/lib/debug/.build-id (also where Debian's -dbg and -dbgsym packages
  * put them), by .gnu_debuglink next to the file, in .debug/ and under
  * /usr/lib/debug, and reads MiniDebugInfo (.gnu_debugdata).  Constant:
- * no state.
+ * no state (debuginfo_path NULL: libdwfl's default ":.debug:/usr/lib/debug").
  */
-static char *debuginfo_path_default;	/* NULL: libdwfl's default path */
 static const Dwfl_Callbacks dwfl_cbs = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = &debuginfo_path_default,
+	.debuginfo_path = NULL,
 };
 
 /* Report d->path to a Dwfl of its own and read its PT_LOAD segments and
@@ -352,8 +351,10 @@ static void dso_load(struct dso *d)
 	 * fd is the library's from here on */
 	d->mod = dwfl_report_elf(d->dwfl, d->short_name, d->path, fd, 0, false);
 	dwfl_report_end(d->dwfl, NULL, NULL);
-	if (!d->mod)
+	if (!d->mod) {
+		close(fd);	/* consumed on success only (not an ELF file) */
 		return;
+	}
 	e = dwfl_module_getelf(d->mod, &bias);
 	if (!e || elf_getphdrnum(e, &nph))
 		return;

@@ -20,11 +20,7 @@ else
 	}
 	re='^kfunc(1|5|10)$'
 	# expected: samples with a frame (not the comm) matching, of all samples
-	want=$(awk -v re="$re" '{ n = split(substr($0, 1, length($0) - length($NF) - 1), f, ";")
-		hit = 0
-		for (i = 2; i <= n; i++) if (f[i] ~ re) hit = 1
-		m += hit * $NF; t += $NF }
-		END { printf "Matched: %.2f%% (%d of %d samples", 100 * m / t, m, t }' "$T/flame.folded")
+	want=$(awk -v re="$re" '{ n = split(substr($0, 1, length($0) - length($NF) - 1), f, ";"); hit = 0; for (i = 2; i <= n; i++) if (f[i] ~ re) hit = 1; m += hit * $NF; t += $NF } END { printf "Matched: %.2f%% (%d of %d samples", 100 * m / t, m, t }' "$T/flame.folded")
 	url="file://$T/flame.svg"
 	chrome --dump-dom "$url#search=$(printf %s "$re" | sed 's/|/%7C/g')" > "$T/flame.dom"
 	check "chromium: search from the URL gives '$want'" grep -qF "$want" "$T/flame.dom"

@@ -7,16 +7,14 @@
 # from pprof -top, sorted (shares as numbers, so 100% = 100.00%)
 text_self() {
 	"$DSAN" report -i "$1" -k "$2" --text --sort sym --top 1000000 2>/dev/null |
-		awk '/^ +[0-9.]+% +[0-9.]+%  \[[k.]\] / { s = $2; sub(/%/, "", s)
-			if (s + 0 > 0) { $1 = $2 = $3 = ""; sub(/^ +/, ""); printf "%s %.2f\n", $0, s } }' |
+		awk '/^ +[0-9.]+% +[0-9.]+%  \[[k.]\] / { s = $2; sub(/%/, "", s); if (s + 0 > 0) { $1 = $2 = $3 = ""; sub(/^ +/, ""); printf "%s %.2f\n", $0, s } }' |
 		sort
 }
 pprof_self() {
 	HOME="$T" timeout 300 go tool pprof -top -symbolize=none -nodefraction=0 \
 		-nodecount=1000000 "$1" 2>"$T/pprof.err" |
-		awk 'go && $2 ~ /%$/ { s = $2; sub(/%/, "", s)
-			if (s + 0 > 0) { for (i = 1; i <= 5; i++) $i = ""; sub(/^ +/, ""); printf "%s %.2f\n", $0, s } }
-			/ flat +flat% +sum%/ { go = 1 }' | sort
+		awk 'go && $2 ~ /%$/ { s = $2; sub(/%/, "", s); if (s + 0 > 0) { for (i = 1; i <= 5; i++) $i = ""; sub(/^ +/, ""); printf "%s %.2f\n", $0, s } } / flat +flat% +sum%/ { go = 1 }' |
+		sort
 }
 if ! command -v go > /dev/null; then
 	skp "pprof read by go tool pprof: skipped: golang-go not installed"
