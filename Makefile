@@ -6,8 +6,8 @@ OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib
-LDLIBS  := -lelf
-STATIC_LDLIBS := -lelf -lz
+LDLIBS  := -ldw -lelf -lz -lstdc++
+STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
 # make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=]
@@ -20,9 +20,10 @@ SONAME  := libdeferstack.so.0
 LIBVIS  := -fvisibility=hidden
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
-           lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c
+           lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
+           lib/profile.c lib/ptext.c lib/pprof.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
-           lib/hash.h
+           lib/hash.h lib/output.h lib/profile.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h
@@ -65,8 +66,9 @@ $(OUT)/libdeferstack-san.a: $(SAN_OBJ)
 $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# Statically linked CLI (libelf.a needs zlib; Debian's libelf.a is built
-# without zstd support, so -lz is enough).
+# Statically linked CLI: libdw.a (libdwfl) needs libelf.a, zlib, liblzma
+# (MiniDebugInfo), libbz2 and libzstd (compressed sections); __cxa_demangle
+# comes from libstdc++.a.
 static: $(OUT)/static/deferstack
 $(OUT)/static/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	@mkdir -p $(dir $@)
@@ -84,7 +86,7 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
-	$(SO)
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -132,3 +134,13 @@ $(OUT)/tests/mkdata: tests/cli/mkdata.c tests/unit/streams.h $(OUT)/libdeferstac
 $(OUT)/tests/burn: tests/workload/burn.c
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@
+
+$(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
+		$(OUT)/libdeferstack-san.a $(LDLIBS)
+
+# C++ workload (demangling tests)
+$(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -fno-omit-frame-pointer $< -o $@

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Symbolization: user ips through the MMAP/MMAP2 records of their process
- * and the ELF symbol tables of the mapped files (libelf), kernel ips through
- * a kallsyms text file.
+ * and the symbol tables of the mapped files and their debug files (elfutils
+ * libdwfl: build-id paths under /usr/lib/debug, .gnu_debuglink, MiniDebugInfo
+ * in .gnu_debugdata), C++ names demangled, unless the file's build-id is not
+ * the recorded one; kernel ips through a kallsyms text file.
  */
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -28,15 +31,30 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
+/* va -> resolved name, per dso (open addressing; names owned by the dso) */
+struct symc {
+	uint64_t va;
+	const char *name;	/* NULL: no symbol */
+	uint64_t sym_off;
+	bool used;
+};
+
 struct dso {
 	char *path;
+	const char *short_name;	/* base name, into path */
 	bool loaded, ok;
 	bool mismatch;		/* build-id differs from the recorded one */
-	struct sym *syms;
-	size_t nr_syms;
-	char *strs;		/* names storage */
+	const struct ds_build_id *recorded;	/* its recorded build-id, or NULL */
+	Dwfl *dwfl;		/* NULL if the file could not be read as ELF */
+	Dwfl_Module *mod;
 	struct seg *segs;
 	size_t nr_segs;
+	unsigned char build_id[DS_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct symc *cache;
+	size_t cache_cap, cache_used;
+	char **demangled;	/* demangled names, owned */
+	size_t nr_demangled, cap_demangled;
 };
 
 struct map {
@@ -169,9 +187,13 @@ int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
 
 static void dso_free(struct dso *d)
 {
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	for (size_t i = 0; i < d->nr_demangled; i++)
+		free(d->demangled[i]);
+	free(d->demangled);
+	free(d->cache);
 	free(d->path);
-	free(d->syms);
-	free(d->strs);
 	free(d->segs);
 	free(d);
 }
@@ -313,122 +335,193 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
 	return s->ktext;
 }
 
-/* Does the file still have the recorded build-id?  Warn once if not. */
-static bool dso_changed(struct ds_symbols *s, struct dso *d)
+/*
+ * libdwfl finds the debug file of a module by build-id under
+ * /usr/lib/debug/.build-id (also where Debian's -dbg and -dbgsym packages
+ * put them), by .gnu_debuglink next to the file, in .debug/ and under
+ * /usr/lib/debug, and reads MiniDebugInfo (.gnu_debugdata).  Constant:
+ * no state (debuginfo_path NULL: libdwfl's default ":.debug:/usr/lib/debug").
+ */
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = NULL,
+};
+
+/* The file's build-id is not the recorded one (or it has none any more,
+ * or cannot be read as ELF although it exists): warn once, and the object is
+ * not symbolized unless force_symbols.  id/n: the id libdwfl read, n <= 0
+ * if none. */
+static void check_build_id(struct ds_symbols *s, struct dso *d, const unsigned char *id,
+			   int n)
 {
-	const struct ds_build_id *b = ds_htab_get(&s->rec_ids, ds_hash_str(d->path), bid_is,
-						  d->path);
-	uint8_t id[DS_BUILD_ID_MAX];
+	const struct ds_build_id *b = d->recorded;
 	char rec[2 * DS_BUILD_ID_MAX + 1], now[2 * DS_BUILD_ID_MAX + 1] = "";
-	int n;
 
 	if (!b)
-		return false;	/* nothing recorded: nothing to compare */
-	n = ds_build_id_of_file(d->path, id, sizeof(id));
+		return;		/* nothing recorded: nothing to compare */
 	if (n == b->size && !memcmp(id, b->id, (size_t)n))
-		return false;
-	if (n < 0 && access(d->path, F_OK) != 0)
-		return false;	/* the file is gone: nothing to symbolize anyway */
+		return;
+	if (n <= 0 && access(d->path, F_OK) != 0)
+		return;		/* the file is gone: nothing to symbolize anyway */
 	if (n > 0)
 		ds_build_id_hex(id, (size_t)n, now, sizeof(now));
+	d->mismatch = true;
 	if (s->o.warn)
 		s->o.warn(s->o.warn_arg, d->path, ds_build_id_hex(b->id, b->size, rec, sizeof(rec)),
 			  now);
-	return true;
 }
 
-/* Load the symbol table and PT_LOAD segments of d->path. */
+/* Report d->path to a Dwfl of its own and read its PT_LOAD segments and
+ * build-id (checked against the recorded one).  A file that cannot be read,
+ * or whose build-id changed since the recording, leaves d->ok false (frames
+ * show as [name+0xoff]). */
 static void dso_load(struct ds_symbols *s, struct dso *d)
 {
-	Elf *e = NULL;
-	Elf_Scn *scn = NULL;
-	size_t nph = 0, slen = 0, scap = 0, cap = 0;
-	int fd;
-	bool have_symtab = false;
+	Elf *e;
+	GElf_Addr bias;
+	size_t nph = 0;
+	const unsigned char *bits = NULL;
+	GElf_Addr bid_va;
+	int fd, n = 0;
 
 	d->loaded = true;
-	d->mismatch = dso_changed(s, d);
-	if (d->mismatch && !s->o.force_symbols)
-		return;		/* its frames show as offsets, never wrong names */
 	/* a crafted MMAP record may name a FIFO or a device: never block,
 	 * read regular files only */
 	fd = ds_open_regular(d->path, NULL);
 	if (fd < 0)
+		goto check;
+	d->dwfl = dwfl_begin(&dwfl_cbs);
+	if (!d->dwfl) {
+		close(fd);
+		goto check;
+	}
+	dwfl_report_begin(d->dwfl);
+	/* ET_DYN placed at 0: module addresses are the file's vaddrs; the
+	 * fd is the library's from here on */
+	d->mod = dwfl_report_elf(d->dwfl, d->short_name, d->path, fd, 0, false);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!d->mod) {
+		close(fd);	/* consumed on success only (not an ELF file) */
+		goto check;
+	}
+	/* the build-id of the file itself (its notes), as perf records it;
+	 * longer than perf's 20 bytes: cut, as perf does */
+	n = dwfl_module_build_id(d->mod, &bits, &bid_va);
+	if (n > 0) {
+		d->build_id_len = (size_t)n < sizeof(d->build_id) ? (size_t)n : sizeof(d->build_id);
+		memcpy(d->build_id, bits, d->build_id_len);
+		n = (int)d->build_id_len;
+	}
+	check_build_id(s, d, d->build_id, n);
+	if (d->mismatch && !s->o.force_symbols)
+		return;		/* its frames show as offsets, never wrong names */
+	e = dwfl_module_getelf(d->mod, &bias);
+	if (!e || elf_getphdrnum(e, &nph))
 		return;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph))
-		goto out;
 	d->segs = calloc(nph ? nph : 1, sizeof(*d->segs));
 	if (!d->segs)
-		goto out;
+		return;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
 			d->segs[d->nr_segs].offset = ph.p_offset;
 			d->segs[d->nr_segs].filesz = ph.p_filesz;
-			d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+			d->segs[d->nr_segs].vaddr = ph.p_vaddr + bias;
 			d->nr_segs++;
 		}
 	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			have_symtab = true;
-	}
-	scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != (have_symtab ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			size_t nl;
-			int t;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			t = GELF_ST_TYPE(sym.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym.st_value ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			nl = strlen(name) + 1;
-			if (ds_grow(&d->strs, &scap, slen + nl, 1) ||
-			    ds_grow(&d->syms, &cap, d->nr_syms + 1, sizeof(struct sym)))
-				goto out;
-			memcpy(d->strs + slen, name, nl);
-			d->syms[d->nr_syms].start = sym.st_value;
-			d->syms[d->nr_syms].size = sym.st_size;
-			d->syms[d->nr_syms].name = (const char *)(uintptr_t)slen;
-			d->nr_syms++;
-			slen += nl;
-		}
-	}
-	for (size_t i = 0; i < d->nr_syms; i++)
-		d->syms[i].name = d->strs + (uintptr_t)d->syms[i].name;
-	if (d->nr_syms)		/* stripped: no symbols, syms is NULL */
-		qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
 	d->ok = true;
-out:
-	if (!d->ok)
-		d->nr_syms = 0;
-	if (e)
-		elf_end(e);
-	close(fd);
+	return;
+check:
+	check_build_id(s, d, NULL, 0);
+}
+
+/* __cxa_demangle from libstdc++ (cxxabi.h; C linkage): malloc'd or NULL */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Demangled copy of an Itanium C++ name (owned by d), or name itself. */
+static const char *demangle(struct dso *d, const char *name)
+{
+	char *dm;
+	int status = -1;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	dm = __cxa_demangle(name, NULL, NULL, &status);
+	if (!dm || status)
+		return name;
+	if (ds_grow(&d->demangled, &d->cap_demangled, d->nr_demangled + 1, sizeof(char *))) {
+		free(dm);
+		return name;
+	}
+	d->demangled[d->nr_demangled++] = dm;
+	return dm;
+}
+
+static struct symc *symc_slot(struct symc *t, size_t cap, uint64_t va)
+{
+	size_t mask = cap - 1, i = ds_hash64(va) & mask;
+
+	while (t[i].used && t[i].va != va)
+		i = (i + 1) & mask;
+	return &t[i];
+}
+
+/* The symbol of module address va: name (demangled) and offset, cached. */
+static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+{
+	struct symc *c;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name;
+
+	if ((d->cache_used + 1) * 2 > d->cache_cap) {
+		size_t ncap = d->cache_cap ? d->cache_cap * 2 : 256;
+		struct symc *n = calloc(ncap, sizeof(*n));
+
+		if (!n)
+			goto uncached;
+		for (size_t i = 0; i < d->cache_cap; i++) {
+			if (d->cache[i].used)
+				*symc_slot(n, ncap, d->cache[i].va) = d->cache[i];
+		}
+		free(d->cache);
+		d->cache = n;
+		d->cache_cap = ncap;
+	}
+	c = symc_slot(d->cache, d->cache_cap, va);
+	if (c->used) {
+		*sym_off = c->sym_off;
+		return c->name;
+	}
+uncached:
+	name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
+	/* a sized symbol must cover the address (a stripped object's nearest
+	 * dynamic symbol does not name its local code) */
+	if (name && (!*name || (sym.st_size && off >= sym.st_size)))
+		name = NULL;
+	if (name)
+		name = demangle(d, name);
+	*sym_off = name ? off : 0;
+	if (d->cache && (d->cache_used + 1) * 2 <= d->cache_cap) {
+		c = symc_slot(d->cache, d->cache_cap, va);
+		c->used = true;
+		c->va = va;
+		c->name = name;
+		c->sym_off = *sym_off;
+		d->cache_used++;
+	}
+	return name;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
 }
 
 static bool dso_is(const void *val, const void *path)
@@ -452,6 +545,8 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 		free(d);
 		return NULL;
 	}
+	d->short_name = base_name(d->path);
+	d->recorded = ds_htab_get(&s->rec_ids, h, bid_is, d->path);
 	s->dsos[s->nr_dsos++] = d;
 	return d;
 }
@@ -557,28 +652,30 @@ const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 {
 	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
 
-	return c ? c->name : NULL;
+	/* the idle task has no COMM record; perf calls it swapper */
+	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-
-	return b ? b + 1 : p;
-}
-
-const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
-			       char *buf, size_t len)
+int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		      struct ds_sym_info *out, char *buf, size_t len)
 {
 	struct mapset *m;
 
+	memset(out, 0, sizeof(*out));
+	out->kernel = kernel;
 	if (kernel) {
 		const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
 
-		if (k && ip - k->start < (1u << 24))
-			return k->name;
+		out->dso = out->dso_short = "[kernel.kallsyms]";
+		out->dso_off = ip;
+		if (k && ip - k->start < (1u << 24)) {
+			out->name = out->sym = k->name;
+			out->sym_off = ip - k->start;
+			return 0;
+		}
 		snprintf(buf, len, "[kernel.kallsyms]");
-		return buf;
+		out->name = buf;
+		return 0;
 	}
 	m = ds_htab_get(&s->maps, pid, NULL, NULL);
 	for (size_t i = m ? m->nr : 0; i-- > 0;) {
@@ -591,28 +688,52 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 		if (!d->loaded && d->path[0] == '/')
 			dso_load(s, d);
 		off = ip - mp->start + mp->pgoff;
-		if (d->mismatch && !s->o.force_symbols) {
-			snprintf(buf, len, "[%s]+0x%" PRIx64, base_name(d->path), off);
-			return buf;
+		out->dso = d->path;
+		out->dso_short = d->short_name;
+		out->dso_off = off;
+		out->map_start = mp->start;
+		out->map_end = mp->end;
+		out->map_pgoff = mp->pgoff;
+		/* the recording's build-id names the object profiled */
+		if (d->recorded) {
+			out->build_id = d->recorded->id;
+			out->build_id_len = d->recorded->size;
+		} else if (d->build_id_len) {
+			out->build_id = d->build_id;
+			out->build_id_len = d->build_id_len;
 		}
-		for (size_t k = 0; k < d->nr_segs; k++) {
+		out->mismatch = d->mismatch;
+		for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
 			const struct seg *sg = &d->segs[k];
-			const struct sym *sy;
-			uint64_t va;
 
 			if (off < sg->offset || off - sg->offset >= sg->filesz)
 				continue;
-			va = off - sg->offset + sg->vaddr;
-			sy = sym_find(d->syms, d->nr_syms, va);
-			if (sy && (va - sy->start < sy->size || !sy->size))
-				return sy->name;
+			out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
 			break;
 		}
-		snprintf(buf, len, "[%s]", base_name(d->path));
-		return buf;
+		if (out->sym) {
+			out->name = out->sym;
+		} else if (d->path[0] == '[') {
+			out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
+		} else {
+			/* no symbol: per address in the object, like perf */
+			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+			out->name = buf;
+		}
+		return 0;
 	}
 	snprintf(buf, len, "[unknown]");
-	return buf;
+	out->name = buf;
+	return 0;
+}
+
+const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			       char *buf, size_t len)
+{
+	struct ds_sym_info si;
+
+	ds_symbols_lookup(s, pid, ip, kernel, &si, buf, len);
+	return si.name;
 }
 
 void ds_frames_reset(struct ds_frames *f)

@@ -43,6 +43,10 @@ void print_summary(FILE *out, const struct ds_stitch_stats *st);
 /* The stitcher's counts of a pipeline (zeros if it never ran). */
 struct ds_stitch_stats pipeline_stats(const struct pipeline *p);
 void print_pipeline_summary(FILE *out, const struct pipeline *p);
+/* The name of a record's event (ds_attr_name(), buf may be used), or
+ * "unknown" before any attr. */
+const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
+			   char *buf, size_t len);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */

@@ -255,3 +255,11 @@ void die_msg(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 }
+
+const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
+			   char *buf, size_t len)
+{
+	const struct ds_attr *a = p->rd ? ds_reader_attr_of(p->rd, rec) : NULL;
+
+	return a ? ds_attr_name(a, buf, len) : "unknown";
+}

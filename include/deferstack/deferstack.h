@@ -159,7 +159,8 @@ DS_API void ds_ring_end(struct ds_ring *r);
 /* perf.data files                                                      */
 /* ------------------------------------------------------------------ */
 
-/* One object's build-id, as perf's HEADER_BUILD_ID feature holds them. */
+/* One object's build-id, as perf's HEADER_BUILD_ID feature holds them
+ * (perf's BUILD_ID_SIZE: longer ids are cut to 20 bytes, as perf does). */
 #define DS_BUILD_ID_MAX 20
 struct ds_build_id {
 	int32_t pid;		/* -1: the host (what perf writes) */
@@ -423,7 +424,7 @@ struct ds_symbols_opts {
 	const char *kallsyms;	/* kallsyms text, NULL: none */
 	/* recorded build-ids (ds_reader's), copied: a user object whose file
 	 * now has another build-id is not symbolized (its frames show as
-	 * "[name]+0xOFFSET", the file offset) unless force_symbols */
+	 * "[name+0xOFFSET]", the file offset) unless force_symbols */
 	const struct ds_build_id *build_ids;
 	size_t nr_build_ids;
 	bool force_symbols;
@@ -440,11 +441,47 @@ DS_API void ds_symbols_free(struct ds_symbols *s);
 /* Track MMAP/MMAP2/COMM/FORK records (others are ignored). */
 DS_API int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
 /* Symbol name of a user ip of pid or a kernel ip (kernel = true), as
- * "func", "func" from kallsyms, "[module]+0xoff" or "[unknown]".
+ * "func", "func" from kallsyms, "[dso+0xoff]", "[vdso]" or "[unknown]"
+ * (ds_symbols_lookup()'s name).
  * Returned pointer valid until the next call with buf; uses buf[len]. */
 DS_API const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
-/* Last COMM seen for tid (or pid), or NULL. */
+/* What an ip resolves to: a plain view filled by ds_symbols_lookup().
+ * Pointers stay valid until ds_symbols_free(), name until the next use of
+ * the caller's buf. */
+struct ds_sym_info {
+	const char *name;	/* to display: the symbol, "[dso+0xoff]" when the
+				 * object has no symbol there (like perf) or is
+				 * not symbolized (build-id mismatch), "[vdso]",
+				 * "[kernel.kallsyms]" or "[unknown]" */
+	const char *sym;	/* symbol (C++ demangled), NULL if none */
+	uint64_t sym_off;	/* ip - symbol start */
+	const char *dso;	/* mapped file's path, "[vdso]", "[kernel.kallsyms]";
+				 * NULL when no mapping covers ip */
+	const char *dso_short;	/* its base name */
+	uint64_t dso_off;	/* user: file offset of ip (perf's map_ip);
+				 * kernel: ip */
+	uint64_t map_start, map_end, map_pgoff;	/* user mapping of ip */
+	/* the object's build-id: the recorded one (ds_symbols_opts), else
+	 * the file's, when read; at most DS_BUILD_ID_MAX bytes */
+	const unsigned char *build_id;
+	size_t build_id_len;
+	bool kernel;
+	bool mismatch;		/* the file's build-id is not the recorded one */
+};
+
+/*
+ * Resolve ip of pid (kernel: through kallsyms).  User ips are resolved
+ * through the file the MMAP record mapped there and its debug file, found
+ * by libdwfl: /usr/lib/debug/.build-id/xx/yyyy.debug (dbg/dbgsym
+ * packages), .gnu_debuglink (next to the file, .debug/, /usr/lib/debug),
+ * MiniDebugInfo (.gnu_debugdata).  An object whose build-id differs from
+ * the recorded one is not symbolized (unless force_symbols).  Always 0 (no
+ * mapping: "[unknown]").
+ */
+DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			     struct ds_sym_info *out, char *buf, size_t len);
+/* Last COMM seen for tid (or pid), "swapper" for tid 0, or NULL. */
 DS_API const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
 /* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
  * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a
@@ -490,10 +527,70 @@ DS_API uint64_t ds_fold_total(const struct ds_fold *f);
 DS_API uint64_t ds_fold_samples(const struct ds_fold *f);
 /* Folded output, one "a;b;c count" per line, sorted by stack. */
 DS_API int ds_fold_write(const struct ds_fold *f, FILE *out);
-/* Top functions (self and total) and top stacks. */
-DS_API int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top);
-/* Self-contained SVG flame graph. */
+/* Self-contained interactive SVG flame graph (search, click-to-zoom): box
+ * widths by weight, titles with sample counts and shares. */
 DS_API int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
+
+/* ------------------------------------------------------------------ */
+/* Profile: perf-report-like text, pprof                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Samples aggregated by (comm, pid, event, stack of locations); a location
+ * is an ip with its function (name, object) and mapping, as
+ * ds_symbols_lookup() resolves it.  Weights are periods (perf's overhead)
+ * when the samples have them, else sample counts.  Opaque.
+ */
+struct ds_profile;
+DS_API int ds_profile_new(struct ds_profile **out);
+DS_API void ds_profile_free(struct ds_profile *p);
+/* Add one sample: chain as the stitcher gives it (leaf first, context
+ * markers); root_marker, when not NULL, is added as the outermost frame
+ * (e.g. "[user stack not stitched]"). */
+DS_API int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *comm,
+			  uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
+			  uint64_t period, const char *root_marker);
+DS_API uint64_t ds_profile_samples(const struct ds_profile *p);
+
+enum ds_sort_key {
+	DS_SORT_COMM = 1,
+	DS_SORT_PID,
+	DS_SORT_DSO,
+	DS_SORT_SYM,
+};
+
+enum ds_graph {
+	DS_GRAPH_NONE = 0,
+	DS_GRAPH_CALLER,	/* from the root (main) down to the function */
+	DS_GRAPH_CALLEE,	/* from the function up to its callers */
+};
+
+struct ds_text_opts {
+	size_t sz;			/* sizeof(struct ds_text_opts) */
+	enum ds_sort_key keys[4];	/* row key; nr_keys 0: comm, dso, sym */
+	size_t nr_keys;
+	bool by_children;	/* order rows by inclusive, not self overhead */
+	enum ds_graph graph;
+	double graph_min;	/* hide call-graph branches below this % */
+	size_t top;		/* rows, 0 = all */
+};
+
+/*
+ * perf-report-like table: Children (inclusive) and Self overhead per row,
+ * rows keyed by the sort keys; with a graph, each row with self overhead is
+ * followed by its call graph (percentages of the total).  opts NULL: the
+ * defaults (comm,dso,sym, by self, no graph, all rows); -E2BIG as
+ * ds_merge_new().
+ */
+DS_API int ds_profile_write_text(const struct ds_profile *p, FILE *out,
+				 const struct ds_text_opts *opts);
+/*
+ * pprof's profile.proto, gzipped (what `go tool pprof`, Pyroscope, Parca and
+ * Grafana read): sample types samples/count and the period (cpu/nanoseconds
+ * for cpu-clock, the default), samples with comm and pid labels, a location
+ * per ip with its function (name, object) and mapping (object, build-id).
+ */
+DS_API int ds_profile_write_pprof(const struct ds_profile *p, FILE *out);
 
 #ifdef __cplusplus
 }

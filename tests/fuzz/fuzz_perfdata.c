@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target.  The first input byte selects what the rest is:
- *   0: a perf.data file -> reader, merge, stitcher, symbols, folding, writer
+ *   0: a perf.data file -> reader, merge, stitcher, symbols, folding, profile
+ *      (perf-report text with a call graph, pprof), flame graph
  *   1: u64 sample_type + raw record stream -> parse, merge, stitcher, rewrite
  *   2: u64 tail + u64 head + ring data -> ring buffer reader
  */
@@ -16,6 +17,7 @@
 struct ctx {
 	struct ds_symbols *sym;
 	struct ds_fold *fold;
+	struct ds_profile *prof;
 	struct ds_frames fr;
 	uint8_t out[65536];
 };
@@ -33,7 +35,10 @@ static int cb(void *arg, const struct ds_stitch_out *o)
 		ds_sample_set_callchain(o->ev, o->chain, o->nr, c->out, sizeof(c->out));
 	if (c->sym && o->chain &&
 	    !ds_symbolize_chain(c->sym, o->ev->pid, o->chain, o->nr, &c->fr) && c->fold)
-		ds_fold_add(c->fold, "x", &c->fr, 1);
+		ds_fold_add_weighted(c->fold, "x", &c->fr, 1, o->ev->period);
+	if (c->sym && o->chain && c->prof)
+		ds_profile_add(c->prof, c->sym, "x", o->ev->pid, "e", o->chain, o->nr,
+			       o->ev->period, o->kind == DS_OUT_KERNEL_ONLY ? "[marker]" : NULL);
 	return 0;
 }
 
@@ -70,6 +75,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	memset(&c, 0, sizeof(c));
 	ds_symbols_new(&c.sym, NULL);
 	ds_fold_new(&c.fold);
+	ds_profile_new(&c.prof);
 	if (ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
 						      .max_pending = 64 }) ||
 	    ds_stitch_new(&s, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts),
@@ -102,8 +108,12 @@ static void fuzz_file(const uint8_t *d, size_t n)
 
 		if (nul) {
 			ds_fold_write(c.fold, nul);
-			ds_fold_write_text(c.fold, nul, 5);
 			ds_fold_write_svg(c.fold, nul, "f");
+			ds_profile_write_text(c.prof, nul,
+					      &(struct ds_text_opts){ .sz = sizeof(struct ds_text_opts),
+								      .graph = DS_GRAPH_CALLER,
+								      .top = 5 });
+			ds_profile_write_pprof(c.prof, nul);
 			fclose(nul);
 		}
 	}
@@ -111,6 +121,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	ds_merge_free(m);
 	ds_frames_free(&c.fr);
 	ds_fold_free(c.fold);
+	ds_profile_free(c.prof);
 	ds_symbols_free(c.sym);
 	ds_reader_close(rd);
 	unlink(path);

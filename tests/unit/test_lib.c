@@ -1133,7 +1133,7 @@ static void t_build_ids(void **state)
 		b[1].id[i] = (uint8_t)(i + 1);
 	assert_int_equal(ds_symbols_open(&sym, &so), 0);
 	map_self(sym, &s, ip, NULL);
-	snprintf(want, sizeof(want), "[%s]+0x", strrchr(exe, '/') + 1);
+	snprintf(want, sizeof(want), "[%s+0x", strrchr(exe, '/') + 1);
 	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)), want));
 	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip + 1, false, buf, sizeof(buf)),
 			       want));
@@ -1181,7 +1181,7 @@ static void t_symbols_not_regular(void **state)
 		assert_int_equal(ds_symbols_event(sym, &ev), 0);
 		assert_string_equal(ds_symbols_resolve(sym, 10 + i, UADDR(0x40), false, buf,
 						       sizeof(buf)),
-				    i == 0 ? "[fifo]" : i == 1 ? "[zero]" : "[tmp]");
+				    i == 0 ? "[fifo+0x40]" : i == 1 ? "[zero+0x40]" : "[tmp+0x40]");
 	}
 	/* kallsyms: a FIFO is refused, a character device means none */
 	assert_int_equal(ds_symbols_load_kallsyms(sym, paths[0]), -EINVAL);
@@ -1228,7 +1228,7 @@ static void t_symbols_stripped(void **state)
 	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
 	assert_int_equal(ds_symbols_event(sym, &ev), 0);
 	assert_string_equal(ds_symbols_resolve(sym, 42, UADDR(0x80), false, buf, sizeof(buf)),
-			    "[stripped.so]");
+			    "[stripped.so+0x80]");
 	ds_symbols_free(sym);
 	free(s.b);
 }
@@ -1253,27 +1253,28 @@ static void t_fold(void **state)
 	fclose(f);
 	assert_string_equal(text, "app;main;other 1\napp;main;work;leaf 5\n");
 	free(text);
-	f = open_memstream(&text, &len);
-	assert_int_equal(ds_fold_write_text(fo, f, 10), 0);
-	fclose(f);
-	assert_non_null(strstr(text, "83.33%  83.33%  leaf"));
-	assert_non_null(strstr(text, "100.00%  main"));
-	free(text);
-	{	/* recursion: a function counts once per stack in total */
-		char *rn[] = { "main", "rec", "rec", "rec" };
-		struct ds_frames r = { rn, 4, 4, NULL, 0, 0 };
-		struct ds_fold *fr;
+	{	/* weights other than sample counts (periods): 3 samples of
+		 * period 100, 1 of 700 */
+		struct ds_fold *fw;
 
-		assert_int_equal(ds_fold_new(&fr), 0);
-		assert_int_equal(ds_fold_add(fr, "app", &r, 2), 0);
-		assert_int_equal(ds_fold_add(fr, "app", &a, 2), 0);
+		assert_int_equal(ds_fold_new(&fw), 0);
+		assert_int_equal(ds_fold_add_weighted(fw, "app", &a, 3, 300), 0);
+		assert_int_equal(ds_fold_add_weighted(fw, "app", &b, 1, 700), 0);
+		assert_int_equal(ds_fold_samples(fw), 4);
+		assert_int_equal(ds_fold_total(fw), 1000);
 		f = open_memstream(&text, &len);
-		assert_int_equal(ds_fold_write_text(fr, f, 10), 0);
+		assert_int_equal(ds_fold_write(fw, f), 0);
 		fclose(f);
-		assert_non_null(strstr(text, "50.00%  50.00%  rec\n"));
-		assert_non_null(strstr(text, "100.00%  main\n"));
+		assert_string_equal(text, "app;main;other 700\napp;main;work;leaf 300\n");
 		free(text);
-		ds_fold_free(fr);
+		f = open_memstream(&text, &len);
+		assert_int_equal(ds_fold_write_svg(fw, f, "w"), 0);
+		fclose(f);
+		assert_non_null(strstr(text, "<title>other (1 samples, 70.00%)</title>"));
+		assert_non_null(strstr(text, "<title>leaf (3 samples, 30.00%)</title>"));
+		assert_non_null(strstr(text, "data-total=\"1000\" data-samples=\"4\""));
+		free(text);
+		ds_fold_free(fw);
 	}
 	f = open_memstream(&text, &len);
 	assert_int_equal(ds_fold_write_svg(fo, f, "t<1>"), 0);
