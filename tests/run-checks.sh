@@ -163,12 +163,12 @@ cc -std=c11 -Wall -Wextra -Werror $($PC --cflags deferstack) tests/cli/so_consum
 	-o "$T/so_consumer" $($PC --libs deferstack) 2> "$T/soc.err"
 check "a program built with pkg-config's flags links the .so" \
 	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.0'" || cat "$T/soc.err"
-check "... and runs with it (public API only): 6 samples, 4 stitched" \
-	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2'"
+check "... and runs with it (public API only): 6 samples, 4 stitched, 6 profiled" \
+	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
 cc -std=c11 $($PC --cflags deferstack) tests/cli/so_consumer.c -o "$T/so_static" \
 	"$I/usr/lib/libdeferstack.a" $($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//') 2> "$T/sos.err"
 check "... and statically with the installed .a" \
-	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2'" || cat "$T/sos.err"
+	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'" || cat "$T/sos.err"
 
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value

@@ -1,17 +1,28 @@
 // SPDX-License-Identifier: MIT
 /* A program built against the installed libdeferstack (pkg-config
  * deferstack) with its public API only: read FILE ("-": standard input),
- * merge, stitch, print the counts. */
+ * merge, stitch, symbolize (libdwfl) into a profile written as pprof
+ * (zlib), print the counts. */
 #include <stdio.h>
 #include <string.h>
 
 #include <deferstack/deferstack.h>
 
+struct prof {
+	struct ds_symbols *sym;
+	struct ds_profile *p;
+};
+
 static int on_out(void *arg, const struct ds_stitch_out *o)
 {
-	(void)arg;
-	(void)o;
-	return 0;
+	struct prof *pr = arg;
+
+	if (o->kind == DS_OUT_RECORD)
+		return ds_symbols_event(pr->sym, o->ev);
+	if (!o->chain)
+		return 0;
+	return ds_profile_add(pr->p, pr->sym, ds_symbols_comm(pr->sym, o->ev->tid), o->ev->pid,
+			      "cpu-clock", o->chain, o->nr, o->ev->period, NULL);
 }
 
 /* Stitch what the merge releases, in time order. */
@@ -31,7 +42,8 @@ static int drain(const struct ds_reader *r, struct ds_merge *m, struct ds_stitch
 
 int main(int argc, char **argv)
 {
-	struct ds_stitch_opts so = { .sz = sizeof(so), .cb = on_out };
+	struct prof pr = { 0 };
+	struct ds_stitch_opts so = { .sz = sizeof(so), .cb = on_out, .cb_arg = &pr };
 	struct ds_reader_opts ro = { .sz = sizeof(ro) };
 	const struct perf_event_header *rec;
 	const struct ds_stitch_stats *st;
@@ -54,7 +66,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "so_consumer: %s\n", why);
 		return 1;
 	}
-	err = ds_merge_new(&m, NULL);
+	err = ds_symbols_new(&pr.sym, NULL);
+	if (!err)
+		err = ds_profile_new(&pr.p);
+	if (!err)
+		err = ds_merge_new(&m, NULL);
 	if (!err)
 		err = ds_stitch_new(&s, &so);
 	while (!err && (ret = ds_reader_next(r, &rec)) > 0) {
@@ -74,15 +90,25 @@ int main(int argc, char **argv)
 	if (!err)
 		err = ds_stitch_finish(s);
 	if (!err) {
+		FILE *nul = fopen("/dev/null", "w");
+
+		err = nul ? ds_profile_write_pprof(pr.p, nul) : -1;
+		if (nul)
+			fclose(nul);
+	}
+	if (!err) {
 		st = ds_stitch_get_stats(s);
-		printf("samples=%llu stitched=%llu kernel_only=%llu\n",
+		printf("samples=%llu stitched=%llu kernel_only=%llu profiled=%llu\n",
 		       (unsigned long long)st->samples, (unsigned long long)st->stitched,
-		       (unsigned long long)st->kernel_only);
+		       (unsigned long long)st->kernel_only,
+		       (unsigned long long)ds_profile_samples(pr.p));
 	} else {
 		fprintf(stderr, "so_consumer: error %d\n", err);
 	}
 	ds_stitch_free(s);
 	ds_merge_free(m);
 	ds_reader_close(r);
+	ds_profile_free(pr.p);
+	ds_symbols_free(pr.sym);
 	return err ? 1 : 0;
 }
