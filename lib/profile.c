@@ -31,7 +31,7 @@ static uint64_t hash_bytes(const void *k, size_t n)
 
 void ktab_free(struct ktab *t)
 {
-	free(t->slots);
+	ds_htab_free(&t->ids);
 	free(t->blob);
 	free(t->off);
 	free(t->len);
@@ -45,44 +45,33 @@ const void *ktab_key(const struct ktab *t, uint32_t id, size_t *len)
 	return t->blob + t->off[id];
 }
 
-static uint32_t *ktab_slot(const struct ktab *t, uint32_t *slots, size_t cap,
-			   const void *key, size_t klen)
+struct kref {
+	const struct ktab *t;
+	const void *key;
+	size_t klen;
+};
+
+/* is the id (value: id + 1) the one of this key? */
+static bool key_is(const void *val, const void *arg)
 {
-	size_t mask = cap - 1, i = hash_bytes(key, klen) & mask;
+	const struct kref *k = arg;
+	uint32_t id = (uint32_t)(uintptr_t)val - 1;
 
-	while (slots[i]) {
-		uint32_t id = slots[i] - 1;
-
-		if (t->len[id] == klen && !memcmp(t->blob + t->off[id], key, klen))
-			break;
-		i = (i + 1) & mask;
-	}
-	return &slots[i];
+	return k->t->len[id] == k->klen && !memcmp(k->t->blob + k->t->off[id], k->key, k->klen);
 }
 
 /* id of key (added if new, *added set).  0 or -ENOMEM. */
 int ktab_get(struct ktab *t, const void *key, size_t klen, uint32_t *id, bool *added)
 {
-	uint32_t *s;
+	struct kref k = { t, key, klen };
+	uint64_t h = hash_bytes(key, klen);
+	uintptr_t v = (uintptr_t)ds_htab_get(&t->ids, h, key_is, &k);
 	int err;
 
 	if (added)
 		*added = false;
-	if ((t->n + 1) * 2 > t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 256;
-		uint32_t *ns = calloc(ncap, sizeof(*ns));
-
-		if (!ns)
-			return -ENOMEM;
-		for (uint32_t i = 0; i < t->n; i++)
-			*ktab_slot(t, ns, ncap, t->blob + t->off[i], t->len[i]) = i + 1;
-		free(t->slots);
-		t->slots = ns;
-		t->cap = ncap;
-	}
-	s = ktab_slot(t, t->slots, t->cap, key, klen);
-	if (*s) {
-		*id = *s - 1;
+	if (v) {
+		*id = (uint32_t)v - 1;
 		return 0;
 	}
 	if (t->n >= UINT32_MAX - 1)
@@ -90,13 +79,13 @@ int ktab_get(struct ktab *t, const void *key, size_t klen, uint32_t *id, bool *a
 	/* keys 8-byte aligned in the blob: callers read u32/u64 arrays */
 	if ((err = ds_grow(&t->blob, &t->bcap, t->blen + klen + 8, 1)) ||
 	    (err = ds_grow(&t->off, &t->ocap, t->n + 1, sizeof(*t->off))) ||
-	    (err = ds_grow(&t->len, &t->lcap, t->n + 1, sizeof(*t->len))))
+	    (err = ds_grow(&t->len, &t->lcap, t->n + 1, sizeof(*t->len))) ||
+	    (err = ds_htab_put(&t->ids, h, (void *)(uintptr_t)(t->n + 1))))
 		return err;
 	memcpy(t->blob + t->blen, key, klen);
 	t->off[t->n] = t->blen;
 	t->len[t->n] = klen;
 	t->blen += (klen + 7) & ~(size_t)7;
-	*s = t->n + 1;
 	*id = t->n++;
 	if (added)
 		*added = true;

@@ -10,10 +10,12 @@
 
 #include "deferstack/deferstack.h"
 
-/* byte keys -> dense ids 0..n-1 (open addressing over the ids) */
+#include "hash.h"
+
+/* byte keys -> dense ids 0..n-1: the keys in a blob, found through the
+ * library's hash table (key: hash of the bytes, value: id + 1) */
 struct ktab {
-	uint32_t *slots;	/* id + 1, 0 = free */
-	size_t cap;
+	struct ds_htab ids;
 	uint8_t *blob;		/* keys, each 8-byte aligned */
 	size_t blen, bcap;
 	size_t *off, ocap;

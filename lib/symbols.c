@@ -31,12 +31,12 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
-/* va -> resolved name, per dso (open addressing; names owned by the dso) */
+/* va -> resolved name, per dso: entries in an array, found through the
+ * library's hash table (value: index + 1); names owned by the dso */
 struct symc {
 	uint64_t va;
 	const char *name;	/* NULL: no symbol */
 	uint64_t sym_off;
-	bool used;
 };
 
 struct dso {
@@ -52,7 +52,8 @@ struct dso {
 	unsigned char build_id[DS_BUILD_ID_MAX];
 	size_t build_id_len;
 	struct symc *cache;
-	size_t cache_cap, cache_used;
+	size_t cache_nr, cache_cap;
+	struct ds_htab cache_by_va;	/* va -> cache index + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 };
@@ -193,6 +194,7 @@ static void dso_free(struct dso *d)
 		free(d->demangled[i]);
 	free(d->demangled);
 	free(d->cache);
+	ds_htab_free(&d->cache_by_va);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -461,43 +463,18 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
-static struct symc *symc_slot(struct symc *t, size_t cap, uint64_t va)
-{
-	size_t mask = cap - 1, i = ds_hash64(va) & mask;
-
-	while (t[i].used && t[i].va != va)
-		i = (i + 1) & mask;
-	return &t[i];
-}
-
 /* The symbol of module address va: name (demangled) and offset, cached. */
 static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 {
-	struct symc *c;
+	uintptr_t at = (uintptr_t)ds_htab_get(&d->cache_by_va, va, NULL, NULL);
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	const char *name;
 
-	if ((d->cache_used + 1) * 2 > d->cache_cap) {
-		size_t ncap = d->cache_cap ? d->cache_cap * 2 : 256;
-		struct symc *n = calloc(ncap, sizeof(*n));
-
-		if (!n)
-			goto uncached;
-		for (size_t i = 0; i < d->cache_cap; i++) {
-			if (d->cache[i].used)
-				*symc_slot(n, ncap, d->cache[i].va) = d->cache[i];
-		}
-		free(d->cache);
-		d->cache = n;
-		d->cache_cap = ncap;
+	if (at) {
+		*sym_off = d->cache[at - 1].sym_off;
+		return d->cache[at - 1].name;
 	}
-	c = symc_slot(d->cache, d->cache_cap, va);
-	if (c->used) {
-		*sym_off = c->sym_off;
-		return c->name;
-	}
-uncached:
 	name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
@@ -506,13 +483,13 @@ uncached:
 	if (name)
 		name = demangle(d, name);
 	*sym_off = name ? off : 0;
-	if (d->cache && (d->cache_used + 1) * 2 <= d->cache_cap) {
-		c = symc_slot(d->cache, d->cache_cap, va);
-		c->used = true;
-		c->va = va;
-		c->name = name;
-		c->sym_off = *sym_off;
-		d->cache_used++;
+	/* cached if memory allows; uncached it is only slower */
+	if (!ds_grow(&d->cache, &d->cache_cap, d->cache_nr + 1, sizeof(*d->cache)) &&
+	    !ds_htab_put(&d->cache_by_va, va, (void *)(uintptr_t)(d->cache_nr + 1))) {
+		d->cache[d->cache_nr].va = va;
+		d->cache[d->cache_nr].name = name;
+		d->cache[d->cache_nr].sym_off = *sym_off;
+		d->cache_nr++;
 	}
 	return name;
 }
