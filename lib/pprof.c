@@ -123,9 +123,14 @@ static void value_type(struct pb *p, struct pb *m, uint32_t field, struct strs *
 	pb_msg(p, field, m);
 }
 
+/* cpu-clock or task-clock, with or without a modifier ("cpu-clock:u", what
+ * an unprivileged recording names it): periods in nanoseconds */
 static bool is_clock(const char *ev)
 {
-	return !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
+	size_t n = strcspn(ev, ":");
+
+	return (n == 9 && !strncmp(ev, "cpu-clock", 9)) ||
+	       (n == 10 && !strncmp(ev, "task-clock", 10));
 }
 
 static int encode(const struct ds_profile *pr, struct pb *p)

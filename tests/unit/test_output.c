@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <zlib.h>
 
 #include "deferstack/deferstack.h"
 #include "output.h"
@@ -352,6 +353,48 @@ static void t_profile_recursion(void **state)
 	ds_symbols_free(sym);
 }
 
+/* The pprof file: gzip, sample types by event (a clock with a modifier,
+ * as an unprivileged recording names it, is still cpu/nanoseconds). */
+static void t_pprof_types(void **state)
+{
+	struct ds_symbols *sym;
+	struct ds_profile *pr;
+	uint64_t c[] = { PERF_CONTEXT_KERNEL, KADDR(1) };
+	const char *events[] = { "cpu-clock:u", "page-faults" };
+
+	(void)state;
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	for (int i = 0; i < 2; i++) {
+		char *gz = NULL, raw[4096];
+		size_t len = 0;
+		FILE *f = open_memstream(&gz, &len);
+		z_stream z;
+
+		assert_int_equal(ds_profile_new(&pr), 0);
+		assert_int_equal(ds_profile_add(pr, sym, "app", 1, events[i], c, 2, 250, NULL), 0);
+		assert_int_equal(ds_profile_write_pprof(pr, f), 0);
+		fclose(f);
+		assert_true(len > 2 && (unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+		memset(&z, 0, sizeof(z));
+		assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+		z.next_in = (unsigned char *)gz;
+		z.avail_in = (unsigned)len;
+		z.next_out = (unsigned char *)raw;
+		z.avail_out = sizeof(raw);
+		assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+		inflateEnd(&z);
+		if (i == 0) {
+			assert_non_null(memmem(raw, z.total_out, "nanoseconds", 11));
+		} else {
+			assert_null(memmem(raw, z.total_out, "nanoseconds", 11));
+			assert_non_null(memmem(raw, z.total_out, "page-faults", 11));
+		}
+		free(gz);
+		ds_profile_free(pr);
+	}
+	ds_symbols_free(sym);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -360,6 +403,7 @@ int main(void)
 		cmocka_unit_test(t_names),
 		cmocka_unit_test(t_profile_text),
 		cmocka_unit_test(t_profile_recursion),
+		cmocka_unit_test(t_pprof_types),
 	};
 
 	return cmocka_run_group_tests_name("outputs", tests, NULL, NULL);
