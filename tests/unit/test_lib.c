@@ -1062,6 +1062,7 @@ static void t_build_ids(void **state)
 	struct ds_symbols_opts so;
 	struct sbuf s = { 0 };
 	struct warns wn = { 0 };
+	struct ds_sym_info si;
 	char exe[400] = "", buf[128], want[480];
 	uint8_t id[DS_BUILD_ID_MAX];
 	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
@@ -1127,6 +1128,11 @@ static void t_build_ids(void **state)
 	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
 			    "ds_test_marker_function");
 	assert_int_equal(wn.n, 0);
+	assert_int_equal(ds_symbols_lookup(sym, 77, ip, false, &si, buf, sizeof(buf)), 0);
+	assert_false(si.mismatch);
+	assert_string_equal(si.sym, "ds_test_marker_function");
+	assert_int_equal(si.build_id_len, 20);
+	assert_memory_equal(si.build_id, id, 20);
 	ds_symbols_free(sym);
 	/* recorded with another build-id: offsets, one warning */
 	for (int i = 0; i < 20; i++)
@@ -1139,6 +1145,14 @@ static void t_build_ids(void **state)
 			       want));
 	assert_int_equal(wn.n, 1);
 	assert_string_equal(wn.path, exe);
+	/* the object profiled is the recorded one: its build-id, no symbol */
+	assert_int_equal(ds_symbols_lookup(sym, 77, ip, false, &si, buf, sizeof(buf)), 0);
+	assert_true(si.mismatch);
+	assert_null(si.sym);
+	assert_string_equal(si.dso, exe);
+	assert_int_equal(si.build_id_len, 20);
+	assert_memory_equal(si.build_id, b[1].id, 20);
+	assert_int_equal(wn.n, 1);
 	ds_symbols_free(sym);
 	/* --force-symbols */
 	so.force_symbols = true;
