@@ -133,6 +133,42 @@ static bool is_clock(const char *ev)
 	       (n == 10 && !strncmp(ev, "task-clock", 10));
 }
 
+/* A shared library's name as pprof tells them: ".so" at the end or
+ * followed by '.' or '_' and a digit ("libc.so.6"). */
+static bool is_library(const char *path)
+{
+	for (const char *q = strstr(path, ".so"); q; q = strstr(q + 1, ".so")) {
+		if (!q[3] || ((q[3] == '.' || q[3] == '_') && q[4] >= '0' && q[4] <= '9'))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * pprof takes the first mapping for the main binary ("File:" and "Build
+ * ID:" of its reports): the first object that is neither "[...]" (the
+ * kernel, [vdso], [unknown]) nor a shared library goes first, whatever
+ * frame the first sample began with.  UINT32_MAX: none.
+ */
+static uint32_t main_map(const struct ds_profile *pr)
+{
+	for (uint32_t i = 0; i < pr->maps.n; i++) {
+		const char *f = prof_name(pr, pr->mv[i].dso);
+
+		if (*f && *f != '[' && !is_library(f))
+			return i;
+	}
+	return UINT32_MAX;
+}
+
+/* The mapping id of the profile's mapping m, main first. */
+static uint64_t map_id(uint32_t main, uint32_t m)
+{
+	if (main == UINT32_MAX || m > main)
+		return (uint64_t)m + 1;
+	return m == main ? 1 : (uint64_t)m + 2;
+}
+
 static int encode(const struct ds_profile *pr, struct pb *p)
 {
 	struct pb m = { 0 }, l = { 0 }, t = { 0 };
@@ -141,7 +177,7 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 	size_t vcap = 0;
 	const char *event = NULL;
 	bool one_event = true;
-	uint32_t event_key;
+	uint32_t event_key, main;
 	int err = 0;
 
 	/* profile strings are ids 1..n of the table ("" is 0) */
@@ -190,14 +226,17 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 		}
 		pb_msg(p, PROFILE_SAMPLE, &m);
 	}
-	for (uint32_t i = 0; i < pr->maps.n && !err; i++) {
+	main = main_map(pr);
+	for (uint32_t k = 0; k < pr->maps.n && !err; k++) {
+		/* in id order: the main binary, then the others as seen */
+		uint32_t i = main == UINT32_MAX ? k : k == 0 ? main : k <= main ? k - 1 : k;
 		const struct prof_map *mp = &pr->mv[i];
 		char hex[2 * DS_BUILD_ID_MAX + 1];
 
 		for (size_t k = 0; k < mp->build_id_len; k++)
 			snprintf(hex + 2 * k, 3, "%02x", mp->build_id[k]);
 		hex[2 * mp->build_id_len] = 0;
-		pb_int(&m, MAPPING_ID, (uint64_t)i + 1);
+		pb_int(&m, MAPPING_ID, map_id(main, i));
 		pb_int(&m, MAPPING_START, mp->start);
 		pb_int(&m, MAPPING_LIMIT, mp->end);
 		pb_int(&m, MAPPING_OFFSET, mp->pgoff);
@@ -210,7 +249,7 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 		const struct prof_loc *lc = prof_loc(pr, i);
 
 		pb_int(&m, LOCATION_ID, (uint64_t)i + 1);
-		pb_int(&m, LOCATION_MAPPING_ID, (uint64_t)lc->map + 1);
+		pb_int(&m, LOCATION_MAPPING_ID, map_id(main, lc->map));
 		pb_int(&m, LOCATION_ADDRESS, lc->ip);
 		pb_int(&l, LINE_FUNCTION_ID, (uint64_t)lc->func + 1);
 		pb_msg(&m, LOCATION_LINE, &l);

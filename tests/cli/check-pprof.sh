@@ -27,6 +27,14 @@ else
 		bash -c "[ \$(grep -c ' 16.67$' '$T/m.pprof-self') -eq 6 ] && cmp '$T/m.text-self' '$T/m.pprof-self'"
 	check "pprof: samples keep the comm and pid labels" \
 		bash -c "HOME='$T' go tool pprof -raw -symbolize=none '$T/m.pb.gz' 2>/dev/null | grep -q 'comm:\[beta\]'"
+	# pprof reads its first mapping as the main binary: ours, not the
+	# kernel's, although the first sample begins with kernel frames
+	burn_abs="$(cd "$OUT/tests" && pwd)/burn"
+	"$OUT/tests/mkdata" "$T/pmap.data" "$burn_abs" || bad "mkdata with a mapped file"
+	"$DSAN" report -i "$T/pmap.data" -k "$T/flame.ks" --pprof "$T/pmap.pb.gz" 2>/dev/null
+	check "pprof: the main binary is the first mapping (File: burn, its build-id)" \
+		bash -c "HOME='$T' go tool pprof -top -symbolize=none '$T/pmap.pb.gz' 2>/dev/null | head -2 | tr '\n' ' ' |
+			grep -q '^File: burn Build ID: $(readelf -n "$burn_abs" | awk '/Build ID/ { print $3 }') '"
 	expect_usage "--pprof and --svg are mutually exclusive" report --pprof "$T/x.pb.gz" --svg "$T/x.svg" -i "$T/m.data"
 	expect_werr "report --pprof /dev/full" 'writing /dev/full: No space left on device' \
 		"$DSAN" report -i "$T/m.data" -k /dev/null --pprof /dev/full
