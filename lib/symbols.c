@@ -150,16 +150,24 @@ static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, s
 int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 {
 	struct ds_symbols *s = calloc(1, sizeof(*s));
+	const struct ds_build_id *bids;
+	const char *kallsyms;
+	size_t nr_bids;
 	int err;
 
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	/* the fields an older caller's smaller struct lacks read as 0 in the
+	 * copy only: never read opts past opts->sz */
 	err = ds_opts_copy(&s->o, sizeof(s->o), opts, opts ? opts->sz : 0);
 	if (err) {
 		free(s);
 		return err;
 	}
+	kallsyms = s->o.kallsyms;
+	bids = s->o.build_ids;
+	nr_bids = s->o.nr_build_ids;
 	s->o.kallsyms = NULL;		/* not kept */
 	s->o.build_ids = NULL;
 	s->o.nr_build_ids = 0;
@@ -167,10 +175,10 @@ int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 		free(s);
 		return -ENOSYS;
 	}
-	if (opts && opts->kallsyms)
-		err = ds_symbols_load_kallsyms(s, opts->kallsyms);
-	if (!err && opts)
-		err = add_recorded_ids(s, opts->build_ids, opts->nr_build_ids);
+	if (kallsyms)
+		err = ds_symbols_load_kallsyms(s, kallsyms);
+	if (!err)
+		err = add_recorded_ids(s, bids, nr_bids);
 	if (err) {
 		ds_symbols_free(s);
 		return err;

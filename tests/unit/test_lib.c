@@ -1173,6 +1173,13 @@ static void t_build_ids(void **state)
 		big.more = 1;
 		assert_int_equal(ds_symbols_open(&sym, &big.o), -E2BIG);
 	}
+	/* options of an older caller: the fields past its sz are not read */
+	memset(&so, 0, sizeof(so));
+	so.sz = offsetof(struct ds_symbols_opts, build_ids);
+	so.build_ids = (const struct ds_build_id *)(uintptr_t)8;	/* not ours */
+	so.nr_build_ids = 3;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	ds_symbols_free(sym);
 	free(s.b);
 }
 
