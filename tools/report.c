@@ -124,13 +124,13 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 		return 0;
 	if (by_profile(r)) {
 		char nbuf[64];
+		const char *event = pipeline_event(r->p, o->ev->hdr, nbuf, sizeof(nbuf));
 
 		if (!r->profs[ai] && ds_profile_new(&r->profs[ai]))
 			return -ENOMEM;
 		/* weights are periods, as perf report's are */
 		return ds_profile_add(r->profs[ai], r->p->sym, pipeline_comm(r->p, o->ev),
-				      o->ev->pid, pipeline_event(r->p, o->ev->hdr, nbuf, sizeof(nbuf)),
-				      chain, nr, have_period ? o->ev->period : 0,
+				      o->ev->pid, event, chain, nr, have_period ? o->ev->period : 0,
 				      o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]"
 								    : NULL);
 	}
