@@ -159,14 +159,17 @@ check "exports are versioned DEFERSTACK_0.2, internals hidden" \
 PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"
 check "pkg-config deferstack: version, flags" \
 	bash -c "[ \"\$($PC --modversion deferstack)\" = \"\$(sed -n 's/^VERSION := //p' Makefile)\" ] && $PC --libs deferstack | grep -q -- '-L$I/usr/lib -ldeferstack'"
-cc -std=c11 -Wall -Wextra -Werror $($PC --cflags deferstack) tests/cli/so_consumer.c \
-	-o "$T/so_consumer" $($PC --libs deferstack) 2> "$T/soc.err"
+pc_cflags=$($PC --cflags deferstack)
+pc_libs=$($PC --libs deferstack)
+pc_static=$($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//')
+cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c \
+	-o "$T/so_consumer" $pc_libs 2> "$T/soc.err"
 check "a program built with pkg-config's flags links the .so" \
 	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.0'" || cat "$T/soc.err"
 check "... and runs with it (public API only): 6 samples, 4 stitched, 6 profiled" \
 	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
-cc -std=c11 $($PC --cflags deferstack) tests/cli/so_consumer.c -o "$T/so_static" \
-	"$I/usr/lib/libdeferstack.a" $($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//') 2> "$T/sos.err"
+cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
+	"$I/usr/lib/libdeferstack.a" $pc_static 2> "$T/sos.err"
 check "... and statically with the installed .a" \
 	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'" || cat "$T/sos.err"
 

@@ -22,10 +22,7 @@ else
 	# expected, from script's samples: the share of the period of the samples
 	# with a frame matching, and how many samples they are
 	"$DSAN" script -i "$T/m.data" -k "$T/flame.ks" > "$T/flame.script" 2>/dev/null
-	want=$(awk -v re="$re" '/^[^\t]/ && NF >= 6 { ins = 1; w = $5; hit = 0 }
-		/^\t/ { s = $2; sub(/\+0x[0-9a-f]+$/, "", s); if (s ~ re) hit = 1 }
-		/^$/ { if (ins) { t += w; n++; if (hit) { m += w; k++ } } ins = 0 }
-		END { printf "Matched: %.2f%% (%d of %d samples", 100 * m / t, k, n }' "$T/flame.script")
+	want=$(awk -v re="$re" '/^[^\t]/ && NF >= 6 { ins = 1; w = $5; hit = 0 } /^\t/ { s = $2; sub(/\+0x[0-9a-f]+$/, "", s); if (s ~ re) hit = 1 } /^$/ { if (ins) { t += w; n++; if (hit) { m += w; k++ } } ins = 0 } END { printf "Matched: %.2f%% (%d of %d samples", 100 * m / t, k, n }' "$T/flame.script")
 	url="file://$T/flame.svg"
 	chrome --dump-dom "$url#search=$(printf %s "$re" | sed 's/|/%7C/g')" > "$T/flame.dom"
 	check "chromium: search from the URL gives '$want'" grep -qF "$want" "$T/flame.dom"
