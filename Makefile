@@ -1,19 +1,29 @@
 # deferstack user space: library, CLI, tests, fuzz target, benchmark.
-# Outputs go to out/.  Targets: all static check fuzz bench clean
+# Outputs go to out/.  Targets: all static check fuzz bench install clean
 CC      ?= cc
 CLANG   ?= clang
 OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib
-LDLIBS  := -lelf
-STATIC_LDLIBS := -lelf -lz
+LDLIBS  := -ldw -lelf -lz -lstdc++
+STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
+# make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=]
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+MANDIR  ?= $(PREFIX)/share/man
+VERSION := 0.2.0
+SONAME  := libdeferstack.so.0
+# the library exports only its API (DS_API); internals stay hidden
+LIBVIS  := -fvisibility=hidden
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
-           lib/symbols.c lib/fold.c
-LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h
+           lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
+           lib/profile.c lib/ptext.c lib/pprof.c
+LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
+           lib/hash.h lib/output.h lib/profile.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h
@@ -21,18 +31,31 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
+PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
+SO      := $(OUT)/libdeferstack.so.$(VERSION)
 
-.PHONY: all static check unit golden cli-tests e2e fuzz bench clean
+.PHONY: all static check unit golden cli-tests e2e fuzz bench install clean
 
-all: $(OUT)/libdeferstack.a $(OUT)/deferstack
+all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
 $(OUT)/obj/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
 
 $(OUT)/san/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
+
+$(OUT)/pic/%.o: %.c $(LIB_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC $(LIBVIS) -c $< -o $@
+
+# libdeferstack.so.0: versioned symbols from an explicit export list
+$(SO): $(PIC_OBJ) lib/libdeferstack.map
+	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libdeferstack.map \
+		-Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)
+	ln -sf $(notdir $@) $(OUT)/$(SONAME)
+	ln -sf $(SONAME) $(OUT)/libdeferstack.so
 
 $(OUT)/libdeferstack.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
@@ -43,8 +66,9 @@ $(OUT)/libdeferstack-san.a: $(SAN_OBJ)
 $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# Statically linked CLI (libelf.a needs zlib; Debian's libelf.a is built
-# without zstd support, so -lz is enough).
+# Statically linked CLI: libdw.a (libdwfl) needs libelf.a, zlib, liblzma
+# (MiniDebugInfo), libbz2 and libzstd (compressed sections); __cxa_demangle
+# comes from libstdc++.a.
 static: $(OUT)/static/deferstack
 $(OUT)/static/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	@mkdir -p $(dir $@)
@@ -61,7 +85,8 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
-check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn
+check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -83,6 +108,22 @@ $(OUT)/bench/stitch_bench: bench/stitch_bench.c $(OUT)/libdeferstack.a
 bench: $(OUT)/bench/stitch_bench
 	$(OUT)/bench/stitch_bench $(BENCH_ARGS)
 
+# the CLI, the shared and static library, headers, pkg-config file, man page
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include/deferstack $(DESTDIR)$(MANDIR)/man1
+	install -m 755 $(OUT)/deferstack $(DESTDIR)$(PREFIX)/bin/deferstack
+	install -m 644 $(OUT)/libdeferstack.a $(DESTDIR)$(LIBDIR)/libdeferstack.a
+	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/$(notdir $(SO))
+	ln -sf $(notdir $(SO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libdeferstack.so
+	install -m 644 include/deferstack/deferstack.h include/deferstack/perf_abi.h \
+		$(DESTDIR)$(PREFIX)/include/deferstack/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@VERSION@|$(VERSION)|' \
+		lib/deferstack.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
+	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
+	install -m 644 man/deferstack.1 $(DESTDIR)$(MANDIR)/man1/deferstack.1
+
 clean:
 	rm -rf $(OUT)
 
@@ -93,3 +134,13 @@ $(OUT)/tests/mkdata: tests/cli/mkdata.c tests/unit/streams.h $(OUT)/libdeferstac
 $(OUT)/tests/burn: tests/workload/burn.c
 	@mkdir -p $(dir $@)
 	$(CC) -O0 -g -fno-omit-frame-pointer -fno-inline $< -o $@
+
+$(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
+		$(OUT)/libdeferstack-san.a $(LDLIBS)
+
+# C++ workload (demangling tests)
+$(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -O0 -g -fno-omit-frame-pointer $< -o $@

@@ -134,8 +134,10 @@ int main(int argc, char **argv)
 	unsigned ntid = 64, ncpu = 8;
 	struct task *tasks;
 	struct cpubuf *bufs;
-	struct ds_merge m;
-	struct ds_stitcher s;
+	struct ds_merge *m;
+	struct ds_stitcher *s;
+	struct ds_stitch_opts sopts = { .sz = sizeof(sopts), .cb = on_out };
+	const struct ds_stitch_stats *st;
 	struct sink sink = { 0 };
 	struct rusage ru;
 	double t0, t1, gen_time = 0;
@@ -161,8 +163,11 @@ int main(int argc, char **argv)
 		tasks[i].tid = 1000 + i;
 		tasks[i].cpu = i % ncpu;
 	}
-	ds_merge_init(&m, 0);
-	ds_stitch_init(&s, 0, on_out, &sink);
+	sopts.cb_arg = &sink;
+	if (ds_merge_new(&m, NULL) || ds_stitch_new(&s, &sopts)) {
+		fprintf(stderr, "stitch_bench: out of memory\n");
+		return 1;
+	}
 	t0 = now();
 	while (gen < nrec) {
 		double g0 = now();
@@ -204,31 +209,32 @@ int main(int argc, char **argv)
 				uint64_t tm = h->type == PERF_RECORD_SAMPLE ? bufs[c].b[off + 4]
 					    : bufs[c].b[off + h->size / 8 - 3];
 
-				ds_merge_push(&m, h, tm, c);
+				ds_merge_push(m, h, tm, c);
 				bytes += h->size;
 				off += h->size / 8;
 			}
 			bufs[c].len = 0;
 		}
-		ds_merge_round(&m);
-		drain(&m, &s);
+		ds_merge_round(m);
+		drain(m, s);
 	}
-	ds_merge_flush(&m);
-	drain(&m, &s);
-	ds_stitch_finish(&s);
+	ds_merge_flush(m);
+	drain(m, s);
+	ds_stitch_finish(s);
+	st = ds_stitch_get_stats(s);
 	t1 = now();
 	getrusage(RUSAGE_SELF, &ru);
 	printf("stitch bench: %" PRIu64 " records (%" PRIu64 " samples, %" PRIu64
-	       " deferred), %u tids, %u cpus\n", gen, s.st.samples, s.st.deferred, ntid, ncpu);
+	       " deferred), %u tids, %u cpus\n", gen, st->samples, st->deferred, ntid, ncpu);
 	printf("  stitched %" PRIu64 " (%" PRIu64 " record-first), kernel-only %" PRIu64
-	       ", pending peak %" PRIu64 ", merge out-of-order %" PRIu64 "\n", s.st.stitched,
-	       s.st.record_first, s.st.kernel_only, s.st.pending_peak, m.nr_out_of_order);
+	       ", pending peak %" PRIu64 ", merge out-of-order %" PRIu64 "\n", st->stitched,
+	       st->record_first, st->kernel_only, st->pending_peak, ds_merge_out_of_order(m));
 	printf("  total %.2f s (generation %.2f s): merge+stitch %.2f M records/s\n",
 	       t1 - t0, gen_time, gen / (t1 - t0 - gen_time) / 1e6);
 	printf("  peak RSS %.1f MiB (input %.0f MiB streamed, never held)\n",
 	       ru.ru_maxrss / 1024.0, bytes / 1048576.0);
-	ds_stitch_destroy(&s);
-	ds_merge_destroy(&m);
+	ds_stitch_free(s);
+	ds_merge_free(m);
 	for (unsigned c = 0; c < ncpu; c++)
 		free(bufs[c].b);
 	free(bufs);

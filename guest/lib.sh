@@ -57,9 +57,14 @@ DS_KERNEL_PKGS=(linux-source-6.12 linux-config-6.12 build-essential flex bison b
 DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # User space: the library, CLI, unit tests, fuzzing (libclang-rt-14-dev: clang's
 # libFuzzer and ASan runtimes); upstream perf 6.1 reads our files; groff renders
-# the man page in make check.
-DS_USER_PKGS=(make gcc clang llvm libclang-rt-14-dev libelf-dev zlib1g-dev libzstd-dev
-	libcmocka-dev linux-perf groff-base)
+# the man page in make check; chromium loads the SVG flame graph headless;
+# pkgconf: make check builds a program with pkg-config's flags for the
+# installed library. libdw-dev (libdwfl) finds debug files, its static link
+# needs liblzma-dev and libbz2-dev; libc6-dbg and g++ (a C++ workload) for the
+# debug-symbol tests; golang-go: `go tool pprof` reads report --pprof's output.
+DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zlib1g-dev
+	liblzma-dev libbz2-dev libzstd-dev libcmocka-dev linux-perf groff-base chromium
+	libc6-dbg golang-go pkgconf)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
 DS_ALL_PKGS=("${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" "${DS_USER_PKGS[@]}"

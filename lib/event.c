@@ -76,7 +76,72 @@ static void parse_sample_id(const uint8_t *end, uint64_t st, struct ds_event *ev
 	}
 }
 
-static int parse_sample(const uint8_t *b, size_t len, uint64_t st, struct ds_event *ev)
+/* Index of the instruction pointer in a PERF_SAMPLE_REGS_USER dump, by the
+ * uapi's register numbering of the host's architecture; -1: unknown. */
+static int user_ip_reg(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return 8;	/* PERF_REG_X86_IP */
+#elif defined(__aarch64__)
+	return 32;	/* PERF_REG_ARM64_PC */
+#else
+	return -1;
+#endif
+}
+
+/* The fields after the callchain that carry the user registers: RAW,
+ * BRANCH_STACK, REGS_USER.  Only the user ip is kept (the first user frame
+ * of a sample whose callchain has no user part, e.g. perf's
+ * --call-graph dwarf).  A field that does not fit is an error. */
+static int parse_user_regs(const uint8_t *b, size_t len, size_t off, uint64_t st,
+			   const struct perf_event_attr *a, struct ds_event *ev)
+{
+	uint64_t mask = a->sample_regs_user, abi, n;
+	int ipr = user_ip_reg();
+
+#define NEED(n) do { if (len - off < (size_t)(n)) return -EINVAL; } while (0)
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t sz;
+
+		NEED(4);
+		sz = ds_rd32(b + off);
+		NEED((size_t)sz + 4);
+		off += 4 + sz;
+		off = (off + 7) & ~(size_t)7;
+		if (off > len)
+			return -EINVAL;
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		NEED(8);
+		n = ds_rd64(b + off);
+		off += 8;
+		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) {
+			NEED(8);
+			off += 8;
+		}
+		if (n > (len - off) / 24)
+			return -EINVAL;
+		off += n * 24;
+	}
+	if (!(st & PERF_SAMPLE_REGS_USER))
+		return 0;
+	NEED(8);
+	abi = ds_rd64(b + off);
+	off += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return 0;	/* a kernel thread: no user registers */
+	NEED(8 * (size_t)__builtin_popcountll(mask));
+	if (ipr >= 0 && (mask & (1ULL << ipr))) {
+		ev->user_ip = ds_rd64(b + off + 8 * (size_t)__builtin_popcountll(
+						 mask & ((1ULL << ipr) - 1)));
+		ev->have |= DS_EV_USER_IP;
+	}
+#undef NEED
+	return 0;
+}
+
+static int parse_sample(const uint8_t *b, size_t len, uint64_t st,
+			const struct perf_event_attr *attr, struct ds_event *ev)
 {
 	size_t off = sizeof(struct perf_event_header);
 
@@ -152,8 +217,11 @@ static int parse_sample(const uint8_t *b, size_t len, uint64_t st, struct ds_eve
 			ev->cookie = ev->chain[nr - 1];
 			ev->has_cookie = true;
 		}
+		off += 8 + nr * 8;
 	}
 #undef NEED
+	if (attr && (st & PERF_SAMPLE_REGS_USER))
+		return parse_user_regs(b, len, off, st, attr, ev);
 	return 0;
 }
 
@@ -165,8 +233,23 @@ static const char *cstr(const uint8_t *b, size_t off, size_t end)
 	return (const char *)(b + off);
 }
 
+static int parse(const void *rec, size_t rec_len, uint64_t st,
+		 const struct perf_event_attr *attr, bool sample_id_all, struct ds_event *ev);
+
 int ds_event_parse(const void *rec, size_t rec_len, uint64_t st, bool sample_id_all,
 		   struct ds_event *ev)
+{
+	return parse(rec, rec_len, st, NULL, sample_id_all, ev);
+}
+
+int ds_event_parse_attr(const void *rec, size_t rec_len, const struct perf_event_attr *attr,
+			bool sample_id_all, struct ds_event *ev)
+{
+	return parse(rec, rec_len, attr->sample_type, attr, sample_id_all, ev);
+}
+
+static int parse(const void *rec, size_t rec_len, uint64_t st,
+		 const struct perf_event_attr *attr, bool sample_id_all, struct ds_event *ev)
 {
 	const uint8_t *b = rec;
 	const struct perf_event_header *h = rec;
@@ -183,7 +266,7 @@ int ds_event_parse(const void *rec, size_t rec_len, uint64_t st, bool sample_id_
 	rec_len = h->size;
 
 	if (h->type == PERF_RECORD_SAMPLE)
-		return parse_sample(b, rec_len, st, ev);
+		return parse_sample(b, rec_len, st, attr, ev);
 	if (h->type >= DS_RECORD_USER_TYPE_START)
 		return 0;	/* tool-synthesized: no sample_id */
 

@@ -4,6 +4,7 @@
 #define DEFERSTACK_INTERNAL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,35 @@ static inline uint64_t ds_hash_str(const char *s)
 		h *= 1099511628211ULL;
 	}
 	return h;
+}
+
+/* Open a file to read without blocking (a FIFO), regular files only: fd,
+ * or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices; *is_chr set
+ * for a character device).  lib/symbols.c. */
+int ds_open_regular(const char *path, bool *is_chr);
+
+/*
+ * libbpf-style options: copy the caller's struct of size sz (its
+ * sizeof when it was built) into dst (ours, zeroed first).  An older,
+ * smaller struct leaves our newer fields 0; a newer, larger one is
+ * accepted if the fields we do not know are 0, else -E2BIG.  NULL = all
+ * defaults.
+ */
+static inline int ds_opts_copy(void *dst, size_t dst_size, const void *src, size_t sz)
+{
+	const unsigned char *p = src;
+
+	memset(dst, 0, dst_size);
+	if (!src)
+		return 0;
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	for (size_t i = dst_size; i < sz; i++) {
+		if (p[i])
+			return -E2BIG;
+	}
+	memcpy(dst, src, sz < dst_size ? sz : dst_size);
+	return 0;
 }
 
 /* Flush a stream: 0, or the errno of the failed write (-EIO if unknown). */

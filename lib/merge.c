@@ -3,13 +3,13 @@
  * Time-ordered merge of per-CPU record streams.
  *
  * Each CPU's buffer is normally in time order, so a record that is not
- * older than the tail of its CPU's queue is appended to it (O(1)).  A
- * record that goes back in time goes into one binary min-heap of late
- * records instead (O(log late)): the old sorted insertion into the CPU
- * queue was quadratic for inputs that keep going back in time.  Every
- * source is sorted by the key (time, cpu, arrival), so releasing the
- * smallest key among the queue heads and the heap top gives one total,
- * stable order.
+ * older than the tail of its CPU's queue is appended to it (O(1)).  One
+ * binary min-heap orders the sources by the key (time, cpu, arrival): one
+ * entry per non-empty CPU queue (its head) and one per record that went
+ * back in time within its buffer (a "late" record, which cannot join its
+ * queue without breaking its order).  Popping takes the heap's top:
+ * O(log(CPUs + late records)) per record, whatever the number of CPUs or
+ * the input order; the old pop scanned every CPU queue.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,9 +19,10 @@
 #include "internal.h"
 
 #define MAX_QUEUES 4096
+#define LATE SIZE_MAX
 
-/* 16 bytes before the record, as small as the old list node (allocation
- * size classes matter at these rates) */
+/* 16 bytes before the record (allocation size classes matter at these
+ * rates) */
 struct ds_merge_node {
 	uint64_t time;
 	uint64_t seq;		/* arrival order, for equal (time, cpu) */
@@ -34,21 +35,64 @@ struct ds_merge_q {
 	size_t head, len, cap;	/* cap: 0 or a power of two */
 };
 
-struct ds_merge_late {
+/* A heap entry: the head of CPU queue q, or a late node (q = LATE). */
+struct ds_merge_ent {
 	uint64_t time, seq;
 	uint32_t cpu;
+	size_t q;
 	struct ds_merge_node *n;
 };
 
-int ds_merge_init(struct ds_merge *m, size_t max_pending)
+struct ds_merge {
+	struct ds_merge_q *q;		/* per CPU, in time order */
+	size_t nr_q;
+	struct ds_merge_ent *heap;	/* queue heads and late records */
+	size_t nr_heap, cap_heap;
+	uint64_t seq;		/* arrival counter (stable order) */
+	size_t pending, max_pending;
+	uint64_t max_time_cur, max_time_prev, watermark;
+	bool flushing;
+	struct ds_merge_node *out;	/* last released node, freed on next pop */
+	uint64_t nr_out_of_order;	/* records older than an already released one */
+	uint64_t last_released;
+};
+
+int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts)
 {
-	memset(m, 0, sizeof(*m));
-	m->max_pending = max_pending ? max_pending : 1u << 20;
+	struct ds_merge_opts o;
+	struct ds_merge *m;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err)
+		return err;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	m->max_pending = o.max_pending ? o.max_pending : 1u << 20;
+	*out = m;
 	return 0;
 }
 
-void ds_merge_destroy(struct ds_merge *m)
+uint64_t ds_merge_out_of_order(const struct ds_merge *m)
 {
+	return m->nr_out_of_order;
+}
+
+size_t ds_merge_pending(const struct ds_merge *m)
+{
+	return m->pending;
+}
+
+uint64_t ds_merge_pop_time(const struct ds_merge *m)
+{
+	return m->out ? m->out->time : 0;
+}
+
+void ds_merge_free(struct ds_merge *m)
+{
+	if (!m)
+		return;
 	for (size_t i = 0; i < m->nr_q; i++) {
 		struct ds_merge_q *q = &m->q[i];
 
@@ -56,12 +100,14 @@ void ds_merge_destroy(struct ds_merge *m)
 			free(q->v[(q->head + k) & (q->cap - 1)]);
 		free(q->v);
 	}
-	for (size_t i = 0; i < m->nr_late; i++)
-		free(m->late[i].n);
+	for (size_t i = 0; i < m->nr_heap; i++) {
+		if (m->heap[i].q == LATE)
+			free(m->heap[i].n);
+	}
 	free(m->q);
-	free(m->late);
+	free(m->heap);
 	free(m->out);
-	memset(m, 0, sizeof(*m));
+	free(m);
 }
 
 static int ensure_queue(struct ds_merge *m, size_t q)
@@ -102,12 +148,7 @@ static int q_append(struct ds_merge_q *q, struct ds_merge_node *n)
 	return 0;
 }
 
-static struct ds_merge_node *q_first(const struct ds_merge_q *q)
-{
-	return q->len ? q->v[q->head] : NULL;
-}
-
-static bool before(const struct ds_merge_late *a, const struct ds_merge_late *b)
+static bool before(const struct ds_merge_ent *a, const struct ds_merge_ent *b)
 {
 	if (a->time != b->time)
 		return a->time < b->time;
@@ -116,9 +157,9 @@ static bool before(const struct ds_merge_late *a, const struct ds_merge_late *b)
 	return a->seq < b->seq;
 }
 
-static void sift_up(struct ds_merge_late *h, size_t i)
+static void sift_up(struct ds_merge_ent *h, size_t i)
 {
-	struct ds_merge_late n = h[i];
+	struct ds_merge_ent n = h[i];
 
 	while (i) {
 		size_t p = (i - 1) / 2;
@@ -131,9 +172,9 @@ static void sift_up(struct ds_merge_late *h, size_t i)
 	h[i] = n;
 }
 
-static void sift_down(struct ds_merge_late *h, size_t len, size_t i)
+static void sift_down(struct ds_merge_ent *h, size_t len, size_t i)
 {
-	struct ds_merge_late n = h[i];
+	struct ds_merge_ent n = h[i];
 
 	for (;;) {
 		size_t c = 2 * i + 1;
@@ -148,6 +189,18 @@ static void sift_down(struct ds_merge_late *h, size_t len, size_t i)
 		i = c;
 	}
 	h[i] = n;
+}
+
+static int heap_add(struct ds_merge *m, struct ds_merge_node *n, uint32_t cpu, size_t q)
+{
+	int err = ds_grow(&m->heap, &m->cap_heap, m->nr_heap + 1, sizeof(*m->heap));
+
+	if (err)
+		return err;
+	m->heap[m->nr_heap] = (struct ds_merge_ent){ n->time, n->seq, cpu, q, n };
+	sift_up(m->heap, m->nr_heap);
+	m->nr_heap++;
+	return 0;
 }
 
 int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint64_t time,
@@ -170,17 +223,19 @@ int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint6
 	n->time = time;
 	n->seq = m->seq++;
 	memcpy(n->data, rec, rec->size);
-	if (!q->len || time >= q->v[(q->head + q->len - 1) & (q->cap - 1)]->time) {
+	if (!q->len) {
+		/* the queue's new head enters the heap */
+		err = q_append(q, n);
+		if (!err) {
+			err = heap_add(m, n, (uint32_t)qi, qi);
+			if (err)
+				q->len--;
+		}
+	} else if (time >= q->v[(q->head + q->len - 1) & (q->cap - 1)]->time) {
 		err = q_append(q, n);
 	} else {
-		/* back in time within its buffer: the heap of late records */
-		err = ds_grow(&m->late, &m->cap_late, m->nr_late + 1, sizeof(*m->late));
-		if (!err) {
-			m->late[m->nr_late] = (struct ds_merge_late){ time, n->seq,
-								     (uint32_t)qi, n };
-			sift_up(m->late, m->nr_late);
-			m->nr_late++;
-		}
+		/* back in time within its buffer: a heap entry of its own */
+		err = heap_add(m, n, (uint32_t)qi, LATE);
 	}
 	if (err) {
 		free(n);
@@ -205,44 +260,37 @@ void ds_merge_flush(struct ds_merge *m)
 
 int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec)
 {
-	struct ds_merge_node *n = NULL, *h;
-	size_t best = SIZE_MAX;
+	struct ds_merge_ent *top;
+	struct ds_merge_node *n;
 
 	free(m->out);
 	m->out = NULL;
-	if (!m->pending)
+	if (!m->pending || !m->nr_heap)
 		return 0;
-	/* queues in cpu order, strictly smaller time: ties go to the lower
-	 * cpu, which is the key order */
-	for (size_t i = 0; i < m->nr_q; i++) {
-		h = q_first(&m->q[i]);
-		if (h && (!n || h->time < n->time)) {
-			n = h;
-			best = i;
-		}
-	}
-	if (m->nr_late) {
-		const struct ds_merge_late *l = &m->late[0];
-
-		if (!n || l->time < n->time ||
-		    (l->time == n->time && (l->cpu < best || (l->cpu == best &&
-							       l->seq < n->seq)))) {
-			n = l->n;
-			best = SIZE_MAX;
-		}
-	}
+	top = &m->heap[0];
+	n = top->n;
 	if (!m->flushing && m->pending <= m->max_pending && n->time > m->watermark)
 		return 0;
-	if (best == SIZE_MAX) {
-		m->late[0] = m->late[--m->nr_late];
-		if (m->nr_late)
-			sift_down(m->late, m->nr_late, 0);
-	} else {
-		struct ds_merge_q *q = &m->q[best];
+	if (top->q != LATE) {
+		struct ds_merge_q *q = &m->q[top->q];
 
 		q->head = (q->head + 1) & (q->cap - 1);
 		q->len--;
+		if (q->len) {
+			/* the queue's next record takes its place */
+			struct ds_merge_node *nx = q->v[q->head];
+
+			top->time = nx->time;
+			top->seq = nx->seq;
+			top->n = nx;
+			sift_down(m->heap, m->nr_heap, 0);
+			goto out;
+		}
 	}
+	m->heap[0] = m->heap[--m->nr_heap];
+	if (m->nr_heap)
+		sift_down(m->heap, m->nr_heap, 0);
+out:
 	m->pending--;
 	if (n->time < m->last_released)
 		m->nr_out_of_order++;

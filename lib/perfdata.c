@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 #define PERF_MAGIC2 0x32454c4946524550ULL	/* "PERFILE2" little-endian */
@@ -18,6 +19,7 @@
 
 /* tools/perf/util/header.h feature numbers */
 enum {
+	FEAT_BUILD_ID = 2,
 	FEAT_HOSTNAME = 3,
 	FEAT_OSRELEASE = 4,
 	FEAT_VERSION = 5,
@@ -39,6 +41,42 @@ struct file_header {
 };
 
 _Static_assert(sizeof(struct file_header) == 104, "perf_file_header is 104 bytes");
+
+/* Reader of a PERFILE2 stream: file mode (header, attr and feature
+ * sections; seekable) or pipe mode (a 16-byte header, then attrs, names
+ * and build-ids as records among the data; a file or a pipe). */
+struct ds_reader {
+	FILE *f;
+	char name[256];		/* the input, for messages */
+	bool pipe;		/* pipe-mode format */
+	bool stream;		/* not seekable: no size known */
+	uint64_t file_size;
+	uint64_t data_off, data_size, pos;
+	struct ds_attr *attrs;
+	size_t nr_attrs, cap_attrs;
+	bool sample_id_all;
+	bool use_identifier;	/* look attrs up by id (IDENTIFIER, else ID) */
+	size_t id_sample_off;	/* byte offset of the id in a sample */
+	size_t id_other_back;	/* ... in other records, from their end */
+	struct ds_htab ids;	/* id -> attr index + 1 (the first attr wins) */
+	uint8_t *buf;		/* current record, 8-byte aligned */
+	size_t buf_cap;
+	bool unfinished;
+	uint64_t trailing;
+	struct ds_build_id *build_ids;
+	size_t nr_build_ids, cap_build_ids;
+	char err[200];
+};
+
+/* pipe-mode records (tools/perf/util/event.h numbering) */
+enum {
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_AUXTRACE = 71,
+	REC_EVENT_UPDATE = 78,
+	EVENT_UPDATE_NAME = 2,
+};
 
 #define MAX_ATTRS 4096
 #define MAX_IDS (1u << 20)
@@ -124,226 +162,379 @@ out:
 	free(b);
 }
 
-/* id -> attr index, so that a record's attr is found in O(1) instead of
- * scanning every id of every attr per record. */
-static int build_id_table(struct ds_reader *r)
+/* The section of feature bit: its table entry follows the data section,
+ * one per feature set below it.  0, or -ENOENT. */
+static int feature_section(struct ds_reader *r, const struct file_header *fh, int bit,
+			   struct file_section *sec)
 {
-	size_t total = 0, cap = 16;
+	uint64_t off = fh->data.offset + fh->data.size;
+	int idx = 0;
 
-	for (size_t i = 0; i < r->nr_attrs; i++)
-		total += r->attrs[i].nr_ids;
-	if (!total)
+	if (!(fh->features[bit / 64] & (1ULL << (bit % 64))))
+		return -ENOENT;
+	for (int b = 1; b < bit; b++)
+		idx += !!(fh->features[b / 64] & (1ULL << (b % 64)));
+	if (read_at(r, off + (uint64_t)idx * sizeof(*sec), sec, sizeof(*sec)))
+		return -ENOENT;
+	return 0;
+}
+
+/* perf's struct build_id_event: header, pid, 24 bytes of id (20 + size
+ * byte + padding when misc has BUILD_ID_SIZE), NUL-padded filename */
+#define BID_HDR 36
+#define MISC_BUILD_ID_SIZE (1u << 15)
+#define MAX_BUILD_IDS 100000
+
+/* One build_id_event (len bytes at p, its header's size checked): 1 taken,
+ * 0 malformed (ignored), -ENOMEM. */
+static int add_build_id(struct ds_reader *r, const uint8_t *p, size_t len)
+{
+	struct perf_event_header h;
+	struct ds_build_id *bi;
+	const char *name;
+
+	memcpy(&h, p, sizeof(h));
+	if (len <= BID_HDR || h.size != len || r->nr_build_ids >= MAX_BUILD_IDS)
 		return 0;
-	while (cap < total * 2)
-		cap *= 2;
-	r->id_keys = calloc(cap, sizeof(*r->id_keys));
-	r->id_attr = calloc(cap, sizeof(*r->id_attr));
-	if (!r->id_keys || !r->id_attr)
+	name = (const char *)p + BID_HDR;
+	if (!memchr(name, 0, len - BID_HDR))
+		return 0;
+	if (ds_grow(&r->build_ids, &r->cap_build_ids, r->nr_build_ids + 1,
+		    sizeof(*r->build_ids)))
 		return -ENOMEM;
-	r->id_cap = cap;
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
-			uint64_t id = r->attrs[i].ids[k];
-			size_t h = ds_hash64(id) & (cap - 1);
+	bi = &r->build_ids[r->nr_build_ids];
+	memset(bi, 0, sizeof(*bi));
+	bi->pid = (int32_t)ds_rd32(p + 8);
+	bi->kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+		     (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_KERNEL;
+	bi->size = DS_BUILD_ID_MAX;
+	if ((h.misc & MISC_BUILD_ID_SIZE) && p[12 + 20] && p[12 + 20] <= DS_BUILD_ID_MAX)
+		bi->size = p[12 + 20];
+	memcpy(bi->id, p + 12, bi->size);
+	bi->path = strdup(name);
+	if (!bi->path)
+		return -ENOMEM;
+	r->nr_build_ids++;
+	return 1;
+}
 
-			while (r->id_attr[h] && r->id_keys[h] != id)
-				h = (h + 1) & (cap - 1);
-			if (!r->id_attr[h]) {	/* the first attr wins */
-				r->id_keys[h] = id;
-				r->id_attr[h] = (uint32_t)i + 1;
-			}
-		}
+/* HEADER_BUILD_ID section; a malformed entry ends the list (perf stops
+ * there too), only -ENOMEM is an error. */
+static int read_build_ids(struct ds_reader *r, const struct file_section *sec)
+{
+	uint8_t *b, *p, *end;
+	int err = 0;
+
+	if (!in_file(r, sec) || sec->size < BID_HDR || sec->size > (1u << 28))
+		return 0;
+	b = malloc(sec->size);
+	if (!b)
+		return -ENOMEM;
+	if (read_at(r, sec->offset, b, sec->size))
+		goto out;
+	end = b + sec->size;
+	for (p = b; (size_t)(end - p) >= BID_HDR;) {
+		struct perf_event_header h;
+
+		memcpy(&h, p, sizeof(h));
+		if (h.size > (size_t)(end - p))
+			break;
+		err = add_build_id(r, p, h.size);
+		if (err <= 0)
+			break;
+		p += h.size;
+	}
+out:
+	free(b);
+	return err < 0 ? err : 0;
+}
+
+/* Index the ids of attr i (id -> i + 1; the first attr that lists an id
+ * wins), so that a record's attr is found in O(1). */
+static int index_ids(struct ds_reader *r, size_t i)
+{
+	for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
+		uint64_t id = r->attrs[i].ids[k];
+		int err;
+
+		if (ds_htab_get(&r->ids, id, NULL, NULL))
+			continue;
+		err = ds_htab_put(&r->ids, id, (void *)(uintptr_t)(i + 1));
+		if (err)
+			return err;
 	}
 	return 0;
 }
 
-int ds_reader_open(struct ds_reader *r, const char *path)
+/* How a record names its attr when there are several: PERF_SAMPLE_IDENTIFIER
+ * (first u64 of a sample, last u64 of other records) when every attr has
+ * it, else PERF_SAMPLE_ID at its fixed position when every attr has the
+ * same sample_type with ID (what perf 6.x writes for -e a,b). */
+static int pick_id_mode(struct ds_reader *r)
 {
-	struct file_header fh;
-	struct stat stbuf;
+	uint64_t st = r->attrs[0].attr.sample_type;
+	bool all_ident = true, same = true;
+
+	r->use_identifier = false;
+	r->id_sample_off = 0;
+	r->id_other_back = 0;
+	if (r->nr_attrs < 2)
+		return 0;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		all_ident &= !!(r->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER);
+		same &= r->attrs[i].attr.sample_type == st;
+	}
+	if (all_ident) {
+		r->use_identifier = true;
+		r->id_sample_off = 8;
+		r->id_other_back = 8;
+		return 0;
+	}
+	if (same && (st & PERF_SAMPLE_ID)) {
+		r->use_identifier = true;
+		/* sample: header, IP, TID, TIME, ADDR, then ID */
+		r->id_sample_off = 8 + 8 * (!!(st & PERF_SAMPLE_IP) + !!(st & PERF_SAMPLE_TID) +
+					    !!(st & PERF_SAMPLE_TIME) + !!(st & PERF_SAMPLE_ADDR));
+		/* sample_id trailer: TID, TIME, ID, STREAM_ID, CPU */
+		r->id_other_back = 8 * (1 + !!(st & PERF_SAMPLE_STREAM_ID) +
+					!!(st & PERF_SAMPLE_CPU));
+		return 0;
+	}
+	if (same)
+		return 0;	/* one layout: every record parses the same way */
+	return rerr(r, -EOPNOTSUPP,
+		    "attrs with different sample_type and no PERF_SAMPLE_IDENTIFIER");
+}
+
+/* File mode: header, attrs and ids, feature sections, then seek to data. */
+static int open_file_mode(struct ds_reader *r, struct file_header *fh)
+{
+	const char *path = r->name;
 	int err;
 
-	int fd;
+	if (r->file_size < sizeof(*fh) || read_at(r, 0, fh, sizeof(*fh)))
+		return rerr(r, -EINVAL, "%s: truncated header", path);
+	if (fh->size != sizeof(*fh))
+		return rerr(r, -EINVAL, "%s: bad header size %llu", path,
+			    (unsigned long long)fh->size);
+	if (fh->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) ||
+	    fh->attr_size > MAX_ATTR_SIZE || fh->attrs.size % fh->attr_size ||
+	    fh->attrs.size / fh->attr_size == 0 || fh->attrs.size / fh->attr_size > MAX_ATTRS ||
+	    !in_file(r, &fh->attrs))
+		return rerr(r, -EINVAL, "%s: bad attr section (attr_size %llu, size %llu)",
+			    path, (unsigned long long)fh->attr_size,
+			    (unsigned long long)fh->attrs.size);
+	if (fh->data.size == 0 && !fh->features[0] && !fh->features[1] && !fh->features[2] &&
+	    !fh->features[3] && fh->data.offset >= sizeof(*fh) &&
+	    fh->data.offset < r->file_size) {
+		/* never finished (the recorder was killed): the records run to
+		 * the end of the file, the last one may be cut */
+		r->unfinished = true;
+		fh->data.size = r->file_size - fh->data.offset;
+	}
+	if (!in_file(r, &fh->data))
+		return rerr(r, -EINVAL,
+			    "%s: data section (offset %llu size %llu) past end of file "
+			    "(%llu bytes): truncated file?", path,
+			    (unsigned long long)fh->data.offset,
+			    (unsigned long long)fh->data.size, (unsigned long long)r->file_size);
+	r->nr_attrs = fh->attrs.size / fh->attr_size;
+	r->cap_attrs = r->nr_attrs;
+	r->attrs = calloc(r->nr_attrs, sizeof(*r->attrs));
+	if (!r->attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		uint8_t raw[MAX_ATTR_SIZE];
+		size_t asz = fh->attr_size - sizeof(struct file_section);
+		struct file_section ids;
+		struct ds_attr *da = &r->attrs[i];
 
-	memset(r, 0, sizeof(*r));
-	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return rerr(r, -errno, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fd, &stbuf) != 0) {
+		if (read_at(r, fh->attrs.offset + i * fh->attr_size, raw, fh->attr_size))
+			return rerr(r, -EINVAL, "%s: truncated attr %zu", path, i);
+		memcpy(&da->attr, raw, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
+		memcpy(&ids, raw + asz, sizeof(ids));
+		if (ids.size % 8 || ids.size / 8 > MAX_IDS || !in_file(r, &ids))
+			return rerr(r, -EINVAL, "%s: bad id section of attr %zu", path, i);
+		da->nr_ids = ids.size / 8;
+		if (da->nr_ids) {
+			da->ids = calloc(da->nr_ids, 8);
+			if (!da->ids)
+				return -ENOMEM;
+			if (read_at(r, ids.offset, da->ids, ids.size))
+				return rerr(r, -EINVAL, "%s: truncated ids of attr %zu", path, i);
+		}
+		err = index_ids(r, i);
+		if (err)
+			return err;
+	}
+	r->sample_id_all = r->attrs[0].attr.sample_id_all;
+	err = pick_id_mode(r);
+	if (err) {
+		char why[sizeof(r->err)];
+
+		memcpy(why, r->err, sizeof(why));
+		return rerr(r, err, "%s: %s", path, why);
+	}
+	{
+		struct file_section sec;
+
+		if (!feature_section(r, fh, FEAT_EVENT_DESC, &sec))
+			read_event_desc(r, &sec);
+		if (!feature_section(r, fh, FEAT_BUILD_ID, &sec)) {
+			err = read_build_ids(r, &sec);
+			if (err)
+				return err;
+		}
+	}
+	r->data_off = fh->data.offset;
+	r->data_size = fh->data.size;
+	if (fseeko(r->f, (off_t)r->data_off, SEEK_SET) != 0)
+		return -errno;
+	return 0;
+}
+
+static int reader_start(struct ds_reader *r, int fd, const char *name, bool by_path)
+{
+	struct file_header fh;
+	struct stat st;
+	uint64_t magic_size[2];
+	int err;
+
+	snprintf(r->name, sizeof(r->name), "%s", name);
+	if (fstat(fd, &st) != 0) {
 		err = -errno;
 		close(fd);
-		return rerr(r, err, "%s: %s", path, strerror(-err));
+		return rerr(r, err, "%s: %s", name, strerror(-err));
 	}
-	if (!S_ISREG(stbuf.st_mode)) {
-		const char *what = S_ISDIR(stbuf.st_mode) ? "a directory" :
-				   S_ISFIFO(stbuf.st_mode) ? "a FIFO (pipe-mode input is not supported)" :
-				   S_ISSOCK(stbuf.st_mode) ? "a socket" : "a device";
+	/* a path must be a regular file (a FIFO there would block or be
+	 * read as a stream by mistake); an fd may also be a pipe or socket */
+	if (!S_ISREG(st.st_mode) && (by_path || !(S_ISFIFO(st.st_mode) ||
+						  S_ISSOCK(st.st_mode)))) {
+		const char *what = S_ISDIR(st.st_mode) ? "a directory" :
+				   S_ISFIFO(st.st_mode) ? "a FIFO (read a pipe as standard "
+							  "input: -i -)" :
+				   S_ISSOCK(st.st_mode) ? "a socket" :
+				   isatty(fd) ? "a terminal" : "a device";
 
 		close(fd);
-		return rerr(r, S_ISDIR(stbuf.st_mode) ? -EISDIR : -EINVAL,
-			    "%s: is %s, not a perf.data file", path, what);
+		return rerr(r, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+			    "%s: is %s, not a perf.data file", name, what);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		int fl = fcntl(fd, F_GETFL);
+
+		r->stream = true;	/* blocking reads from now on */
+		if (fl >= 0)
+			fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
 	}
 	r->f = fdopen(fd, "rb");
 	if (!r->f) {
 		err = -errno;
 		close(fd);
-		return rerr(r, err, "%s: %s", path, strerror(-err));
+		return rerr(r, err, "%s: %s", name, strerror(-err));
 	}
-	r->file_size = (uint64_t)stbuf.st_size;
-	if (r->file_size < 8) {
-		err = rerr(r, -EINVAL, "%s: not a perf.data file (too short)", path);
-		goto fail;
-	}
-	memset(&fh, 0, sizeof(fh));
-	if (read_at(r, 0, &fh.magic, 8)) {
-		err = rerr(r, -EIO, "%s: read error", path);
-		goto fail;
-	}
-	if (fh.magic == PERF_MAGIC2_SWAPPED) {
-		err = rerr(r, -EOPNOTSUPP, "%s: byte-swapped perf.data is not supported", path);
-		goto fail;
-	}
-	if (fh.magic == PERF_MAGIC1) {
-		err = rerr(r, -EOPNOTSUPP, "%s: old PERFFILE format is not supported", path);
-		goto fail;
-	}
-	if (fh.magic != PERF_MAGIC2) {
-		err = rerr(r, -EINVAL, "%s: bad magic, not a perf.data file", path);
-		goto fail;
-	}
-	if (r->file_size < sizeof(fh) || read_at(r, 0, &fh, sizeof(fh))) {
-		err = rerr(r, -EINVAL, "%s: truncated header", path);
-		goto fail;
-	}
-	if (fh.size == 16) {
-		err = rerr(r, -EOPNOTSUPP, "%s: pipe-mode perf.data is not supported", path);
-		goto fail;
-	}
-	if (fh.size != sizeof(fh)) {
-		err = rerr(r, -EINVAL, "%s: bad header size %llu", path,
-			   (unsigned long long)fh.size);
-		goto fail;
-	}
-	if (fh.attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) ||
-	    fh.attr_size > MAX_ATTR_SIZE || fh.attrs.size % fh.attr_size ||
-	    fh.attrs.size / fh.attr_size == 0 || fh.attrs.size / fh.attr_size > MAX_ATTRS ||
-	    !in_file(r, &fh.attrs)) {
-		err = rerr(r, -EINVAL, "%s: bad attr section (attr_size %llu, size %llu)",
-			   path, (unsigned long long)fh.attr_size,
-			   (unsigned long long)fh.attrs.size);
-		goto fail;
-	}
-	if (fh.data.size == 0 && !fh.features[0] && !fh.features[1] && !fh.features[2] &&
-	    !fh.features[3] && fh.data.offset >= sizeof(fh) &&
-	    fh.data.offset < r->file_size) {
-		/* never finished (the recorder was killed): the records run to
-		 * the end of the file, the last one may be cut */
-		r->unfinished = true;
-		fh.data.size = r->file_size - fh.data.offset;
-	}
-	if (!in_file(r, &fh.data)) {
-		err = rerr(r, -EINVAL,
-			   "%s: data section (offset %llu size %llu) past end of file "
-			   "(%llu bytes): truncated file?", path,
-			   (unsigned long long)fh.data.offset, (unsigned long long)fh.data.size,
-			   (unsigned long long)r->file_size);
-		goto fail;
-	}
-	r->nr_attrs = fh.attrs.size / fh.attr_size;
-	r->attrs = calloc(r->nr_attrs, sizeof(*r->attrs));
-	if (!r->attrs) {
-		err = -ENOMEM;
-		goto fail_msg;
-	}
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		uint8_t raw[MAX_ATTR_SIZE];
-		size_t asz = fh.attr_size - sizeof(struct file_section);
-		struct file_section ids;
-		struct ds_attr *da = &r->attrs[i];
-
-		if (read_at(r, fh.attrs.offset + i * fh.attr_size, raw, fh.attr_size)) {
-			err = rerr(r, -EINVAL, "%s: truncated attr %zu", path, i);
-			goto fail;
-		}
-		memcpy(&da->attr, raw, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
-		memcpy(&ids, raw + asz, sizeof(ids));
-		if (ids.size % 8 || ids.size / 8 > MAX_IDS || !in_file(r, &ids)) {
-			err = rerr(r, -EINVAL, "%s: bad id section of attr %zu", path, i);
-			goto fail;
-		}
-		da->nr_ids = ids.size / 8;
-		if (da->nr_ids) {
-			da->ids = calloc(da->nr_ids, 8);
-			if (!da->ids) {
-				err = -ENOMEM;
-				goto fail_msg;
-			}
-			if (read_at(r, ids.offset, da->ids, ids.size)) {
-				err = rerr(r, -EINVAL, "%s: truncated ids of attr %zu", path, i);
-				goto fail;
-			}
-		}
-	}
-	err = build_id_table(r);
-	if (err)
-		goto fail_msg;
-	r->sample_id_all = r->attrs[0].attr.sample_id_all;
-	r->use_identifier = r->nr_attrs > 1;
-	for (size_t i = 0; i < r->nr_attrs; i++) {
-		if (!(r->attrs[i].attr.sample_type & PERF_SAMPLE_IDENTIFIER))
-			r->use_identifier = false;
-	}
-	if (r->nr_attrs > 1 && !r->use_identifier) {
-		for (size_t i = 1; i < r->nr_attrs; i++) {
-			if (r->attrs[i].attr.sample_type != r->attrs[0].attr.sample_type) {
-				err = rerr(r, -EOPNOTSUPP,
-					   "%s: attrs with different sample_type and no "
-					   "PERF_SAMPLE_IDENTIFIER", path);
-				goto fail;
-			}
-		}
-	}
-	memcpy(r->feat_bits, fh.features, sizeof(r->feat_bits));
-	if (fh.features[0] & (1ULL << FEAT_EVENT_DESC)) {
-		struct file_section sec;
-		uint64_t off = fh.data.offset + fh.data.size;
-		int idx = 0;
-
-		for (int b = 1; b < FEAT_EVENT_DESC; b++)
-			idx += !!(fh.features[0] & (1ULL << b));
-		if (!read_at(r, off + (uint64_t)idx * sizeof(sec), &sec, sizeof(sec)))
-			read_event_desc(r, &sec);
-	}
-	r->data_off = fh.data.offset;
-	r->data_size = fh.data.size;
-	r->pos = 0;
+	r->file_size = r->stream ? UINT64_MAX : (uint64_t)st.st_size;
 	r->buf_cap = 65536;
 	r->buf = malloc(r->buf_cap);
-	if (!r->buf) {
-		err = -ENOMEM;
-		goto fail_msg;
-	}
-	if (fseeko(r->f, (off_t)r->data_off, SEEK_SET) != 0) {
-		err = -errno;
-		goto fail_msg;
-	}
-	return 0;
-fail_msg:
-	rerr(r, err, "%s: %s", path, strerror(-err));
-fail:
+	if (!r->buf)
+		return -ENOMEM;
+	memset(magic_size, 0, sizeof(magic_size));
 	{
-		char msg[sizeof(r->err)];
+		size_t got = fread(magic_size, 1, sizeof(magic_size), r->f);
 
-		memcpy(msg, r->err, sizeof(msg));
-		ds_reader_close(r);
-		memcpy(r->err, msg, sizeof(msg));
+		if (ferror(r->f))
+			return rerr(r, -EIO, "%s: read error", name);
+		if (got < 8)
+			return rerr(r, -EINVAL, "%s: not a perf.data file (too short)", name);
+		if (magic_size[0] == PERF_MAGIC2_SWAPPED)
+			return rerr(r, -EOPNOTSUPP, "%s: byte-swapped perf.data is not "
+				    "supported", name);
+		if (magic_size[0] == PERF_MAGIC1)
+			return rerr(r, -EOPNOTSUPP, "%s: old PERFFILE format is not supported",
+				    name);
+		if (magic_size[0] != PERF_MAGIC2)
+			return rerr(r, -EINVAL, "%s: bad magic, not a perf.data file", name);
+		if (got < 16)
+			return rerr(r, -EINVAL, "%s: truncated header", name);
 	}
+	if (magic_size[1] == 16) {
+		/* pipe mode: attrs, names and build-ids come as records */
+		r->pipe = true;
+		r->data_off = 16;
+		r->data_size = r->stream ? UINT64_MAX - 16 : r->file_size - 16;
+		return 0;
+	}
+	if (r->stream)
+		return rerr(r, -EINVAL, "%s: a perf.data in file mode cannot be read from a "
+			    "pipe (its header is at the end); give it as a file (-i FILE)",
+			    name);
+	memset(&fh, 0, sizeof(fh));
+	return open_file_mode(r, &fh);
+}
+
+static int reader_finish_open(struct ds_reader **out, struct ds_reader *r, int err,
+			      const struct ds_reader_opts *o)
+{
+	if (!err) {
+		*out = r;
+		return 0;
+	}
+	if (!r->err[0])
+		rerr(r, err, "%s: %s", r->name, strerror(-err));
+	if (o->errbuf && o->errbuf_len)
+		snprintf(o->errbuf, o->errbuf_len, "%s", r->err);
+	ds_reader_close(r);
 	return err;
+}
+
+int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
+		      const struct ds_reader_opts *opts)
+{
+	struct ds_reader_opts o;
+	struct ds_reader *r;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		close(fd);
+		return -ENOMEM;
+	}
+	return reader_finish_open(out, r, reader_start(r, fd, name ? name : "input", false), &o);
+}
+
+int ds_reader_open(struct ds_reader **out, const char *path,
+		   const struct ds_reader_opts *opts)
+{
+	struct ds_reader_opts o;
+	struct ds_reader *r;
+	int fd, err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err)
+		return err;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	snprintf(r->name, sizeof(r->name), "%s", path);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		rerr(r, err, "cannot open %s: %s", path, strerror(-err));
+		return reader_finish_open(out, r, err, &o);
+	}
+	return reader_finish_open(out, r, reader_start(r, fd, path, true), &o);
 }
 
 void ds_reader_close(struct ds_reader *r)
 {
+	if (!r)
+		return;
 	if (r->f)
 		fclose(r->f);
 	for (size_t i = 0; r->attrs && i < r->nr_attrs; i++) {
@@ -351,74 +542,276 @@ void ds_reader_close(struct ds_reader *r)
 		free(r->attrs[i].name);
 	}
 	free(r->attrs);
-	free(r->id_keys);
-	free(r->id_attr);
+	ds_htab_free(&r->ids);
 	free(r->buf);
-	memset(r, 0, sizeof(*r));
+	for (size_t i = 0; i < r->nr_build_ids; i++)
+		free(r->build_ids[i].path);
+	free(r->build_ids);
+	free(r);
 }
 
-int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
+/* Pipe mode: a HEADER_ATTR record (attr of attr.size bytes, then ids). */
+static int pipe_attr(struct ds_reader *r, const uint8_t *b, size_t len)
+{
+	struct ds_attr *da;
+	uint32_t asz;
+	size_t nids;
+	int err;
+
+	if (len < 8 + PERF_ATTR_SIZE_VER0)
+		return rerr(r, -EINVAL, "bad HEADER_ATTR record at data offset %llu",
+			    (unsigned long long)r->pos);
+	asz = ds_rd32(b + 8 + 4);	/* attr.size */
+	if (!asz)
+		asz = PERF_ATTR_SIZE_VER0;
+	if (asz < PERF_ATTR_SIZE_VER0 || asz > len - 8 || (len - 8 - asz) % 8 ||
+	    r->nr_attrs >= MAX_ATTRS)
+		return rerr(r, -EINVAL, "bad HEADER_ATTR record at data offset %llu",
+			    (unsigned long long)r->pos);
+	err = ds_grow(&r->attrs, &r->cap_attrs, r->nr_attrs + 1, sizeof(*r->attrs));
+	if (err)
+		return err;
+	da = &r->attrs[r->nr_attrs];
+	memset(da, 0, sizeof(*da));
+	memcpy(&da->attr, b + 8, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
+	nids = (len - 8 - asz) / 8;
+	if (nids) {
+		da->ids = malloc(nids * 8);
+		if (!da->ids)
+			return -ENOMEM;
+		memcpy(da->ids, b + 8 + asz, nids * 8);
+		da->nr_ids = nids;
+	}
+	r->nr_attrs++;
+	err = index_ids(r, r->nr_attrs - 1);
+	if (err)
+		return err;
+	r->sample_id_all = r->attrs[0].attr.sample_id_all;
+	return pick_id_mode(r);
+}
+
+/* Pipe mode: an EVENT_UPDATE record of type NAME: u64 type, u64 id, name. */
+static int pipe_event_update(struct ds_reader *r, const uint8_t *b, size_t len)
+{
+	uintptr_t ai;
+	const char *name;
+
+	if (len < 25 || ds_rd64(b + 8) != EVENT_UPDATE_NAME)
+		return 0;
+	ai = (uintptr_t)ds_htab_get(&r->ids, ds_rd64(b + 16), NULL, NULL);
+	name = (const char *)b + 24;
+	if (!ai || !memchr(name, 0, len - 24) || r->attrs[ai - 1].name)
+		return 0;
+	r->attrs[ai - 1].name = strdup(name);
+	return r->attrs[ai - 1].name ? 0 : -ENOMEM;
+}
+
+/* Read and drop n bytes that follow a record (pipe mode payloads). */
+static int skip_bytes(struct ds_reader *r, uint64_t n)
+{
+	while (n) {
+		size_t k = n < r->buf_cap ? (size_t)n : r->buf_cap;
+
+		if (fread(r->buf, 1, k, r->f) != k)
+			return rerr(r, -EINVAL, "truncated payload at data offset %llu",
+				    (unsigned long long)r->pos);
+		r->pos += k;
+		n -= k;
+	}
+	return 0;
+}
+
+static int read_record(struct ds_reader *r, const struct perf_event_header **rec)
 {
 	struct perf_event_header h;
 	uint64_t left = r->data_size - r->pos;
+	bool cut_ok = r->unfinished || r->pipe;	/* the writer may have been killed */
+	size_t got;
 
 	if (left == 0)
 		return 0;
-	if (r->unfinished && left < sizeof(h))
+	if (left < sizeof(h) && cut_ok)
 		goto cut;
 	if (left < sizeof(h))
 		return rerr(r, -EINVAL, "truncated record header at data offset %llu",
 			    (unsigned long long)r->pos);
-	if (fread(&h, 1, sizeof(h), r->f) != sizeof(h))
+	got = fread(&h, 1, sizeof(h), r->f);
+	if (got == 0 && r->stream && !ferror(r->f))
+		return 0;	/* end of the stream */
+	if (got != sizeof(h) && r->stream && !ferror(r->f)) {
+		left = got;
+		goto cut;
+	}
+	if (got != sizeof(h))
 		return rerr(r, -EIO, "read error at data offset %llu",
 			    (unsigned long long)r->pos);
-	if (r->unfinished && (h.size < sizeof(h) || h.size > left))
+	if (cut_ok && !r->pipe && (h.size < sizeof(h) || h.size > left))
 		goto cut;
 	if (h.size < sizeof(h))
 		return rerr(r, -EINVAL, "record of size %u (type %u) at data offset %llu",
 			    h.size, h.type, (unsigned long long)r->pos);
+	if (h.size > left && r->pipe) {
+		left = sizeof(h);
+		goto cut;
+	}
 	if (h.size > left)
 		return rerr(r, -EINVAL,
 			    "record of size %u at data offset %llu runs past the data "
 			    "section (%llu bytes left): truncated?", h.size,
 			    (unsigned long long)r->pos, (unsigned long long)left);
 	memcpy(r->buf, &h, sizeof(h));
-	if (fread(r->buf + sizeof(h), 1, h.size - sizeof(h), r->f) != h.size - sizeof(h))
-		return rerr(r, -EIO, "read error at data offset %llu",
-			    (unsigned long long)r->pos);
+	got = fread(r->buf + sizeof(h), 1, h.size - sizeof(h), r->f);
+	if (got != h.size - sizeof(h)) {
+		if (ferror(r->f))
+			return rerr(r, -EIO, "read error at data offset %llu",
+				    (unsigned long long)r->pos);
+		left = sizeof(h) + got;
+		goto cut;
+	}
 	r->pos += h.size;
 	*rec = (const void *)r->buf;
 	return 1;
 cut:
-	/* unfinished file: a cut (or never written) last record ends the data */
+	/* a killed writer: a cut (or never written) last record ends the data */
 	r->trailing = left;
 	r->pos = r->data_size;
 	return 0;
 }
 
+int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
+{
+	for (;;) {
+		const uint8_t *b;
+		int ret = read_record(r, rec);
+
+		if (ret <= 0 || !r->pipe) {
+			if (!ret && r->pipe && !r->nr_attrs)
+				return rerr(r, -EINVAL, "no events (HEADER_ATTR records) in the "
+					    "pipe-mode stream");
+			return ret;
+		}
+		b = (const uint8_t *)*rec;
+		if (!r->nr_attrs && ((*rec)->type < DS_RECORD_USER_TYPE_START ||
+				     (*rec)->type >= 128))
+			return rerr(r, -EINVAL, "not a pipe-mode perf.data stream (a record "
+				    "of type %u before any HEADER_ATTR at data offset %llu)",
+				    (*rec)->type,
+				    (unsigned long long)(r->pos - (*rec)->size));
+		switch ((*rec)->type) {
+		case REC_HEADER_ATTR:
+			ret = pipe_attr(r, b, (*rec)->size);
+			break;
+		case REC_EVENT_UPDATE:
+			ret = pipe_event_update(r, b, (*rec)->size);
+			break;
+		case REC_HEADER_BUILD_ID:
+			ret = add_build_id(r, b, (*rec)->size);
+			break;
+		case REC_HEADER_TRACING_DATA:	/* u32 size, then that many bytes */
+			ret = (*rec)->size >= 12 ? skip_bytes(r, ds_rd32(b + 8)) : 0;
+			break;
+		case REC_AUXTRACE:		/* u64 size, then the trace data */
+			ret = (*rec)->size >= 16 ? skip_bytes(r, ds_rd64(b + 8)) : 0;
+			break;
+		default:
+			return 1;
+		}
+		if (ret < 0)
+			return ret;
+	}
+}
+
+const char *ds_reader_error(const struct ds_reader *r)
+{
+	return r->err;
+}
+
+size_t ds_reader_nr_attrs(const struct ds_reader *r)
+{
+	return r->nr_attrs;
+}
+
+const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i)
+{
+	return i < r->nr_attrs ? &r->attrs[i] : NULL;
+}
+
+const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr)
+{
+	*nr = r->nr_build_ids;
+	return r->build_ids;
+}
+
+bool ds_reader_unfinished(const struct ds_reader *r)
+{
+	return r->unfinished;
+}
+
+bool ds_reader_pipe_mode(const struct ds_reader *r)
+{
+	return r->pipe;
+}
+
+uint64_t ds_reader_trailing(const struct ds_reader *r)
+{
+	return r->trailing;
+}
+
+uint64_t ds_reader_offset(const struct ds_reader *r)
+{
+	return r->pos;
+}
+
 const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec)
 {
+	uintptr_t ai;
 	uint64_t id;
 
-	if (!r->use_identifier || rec->size < 16)
+	if (!r->nr_attrs)
+		return NULL;
+	if (!r->use_identifier)
 		return &r->attrs[0];
-	if (rec->type == PERF_RECORD_SAMPLE)
-		id = ds_rd64((const uint8_t *)rec + 8);
-	else if (r->sample_id_all && rec->type < DS_RECORD_USER_TYPE_START)
-		id = ds_rd64((const uint8_t *)rec + rec->size - 8);
+	if (rec->type == PERF_RECORD_SAMPLE && rec->size >= r->id_sample_off + 8)
+		id = ds_rd64((const uint8_t *)rec + r->id_sample_off);
+	else if (rec->type != PERF_RECORD_SAMPLE && r->sample_id_all &&
+		 rec->type < DS_RECORD_USER_TYPE_START && rec->size >= 8 + r->id_other_back)
+		id = ds_rd64((const uint8_t *)rec + rec->size - r->id_other_back);
 	else
 		return &r->attrs[0];
-	if (r->id_cap) {
-		size_t h = ds_hash64(id) & (r->id_cap - 1);
+	ai = (uintptr_t)ds_htab_get(&r->ids, id, NULL, NULL);
+	return ai ? &r->attrs[ai - 1] : &r->attrs[0];
+}
 
-		while (r->id_attr[h]) {
-			if (r->id_keys[h] == id)
-				return &r->attrs[r->id_attr[h] - 1];
-			h = (h + 1) & (r->id_cap - 1);
-		}
-	}
-	return &r->attrs[0];
+size_t ds_reader_attr_index(const struct ds_reader *r, const struct perf_event_header *rec)
+{
+	const struct ds_attr *a = ds_reader_attr_of(r, rec);
+
+	return a ? (size_t)(a - r->attrs) : 0;
+}
+
+const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len)
+{
+	static const char *const hw[] = {
+		"cycles", "instructions", "cache-references", "cache-misses",
+		"branches", "branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles",
+	};
+	static const char *const sw[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	};
+	uint64_t c = a->attr.config;
+
+	if (a->name && *a->name)
+		return a->name;
+	if (a->attr.type == PERF_TYPE_HARDWARE && c < sizeof(hw) / sizeof(hw[0]))
+		return hw[c];
+	if (a->attr.type == PERF_TYPE_SOFTWARE && c < sizeof(sw) / sizeof(sw[0]))
+		return sw[c];
+	snprintf(buf, len, "type%u/config%#llx", a->attr.type, (unsigned long long)c);
+	return buf;
 }
 
 int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
@@ -426,10 +819,21 @@ int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *r
 {
 	const struct ds_attr *a = ds_reader_attr_of(r, rec);
 
-	return ds_event_parse(rec, rec->size, a->attr.sample_type, r->sample_id_all, ev);
+	if (!a)
+		return -EINVAL;
+	return ds_event_parse_attr(rec, rec->size, &a->attr, r->sample_id_all, ev);
 }
 
 /* ---------------------------------------------------------------- writer */
+
+struct ds_writer {
+	FILE *f;
+	bool pipe;		/* pipe-mode format */
+	uint64_t data_off, data_size;
+	struct ds_attr *attrs;
+	size_t nr_attrs;
+	int err;
+};
 
 /* The first error sticks, with the errno of the failed write (ENOSPC,
  * EFBIG, EDQUOT ...), not a generic EIO. */
@@ -456,33 +860,77 @@ static uint64_t wpos(struct ds_writer *w)
 	return o < 0 ? 0 : (uint64_t)o;
 }
 
-int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
-		   size_t nr_attrs)
+int ds_writer_open(struct ds_writer **out, const char *path, const struct ds_attr *attrs,
+		   size_t nr_attrs, const struct ds_writer_opts *opts)
 {
 	int fd;
 
-	memset(w, 0, sizeof(*w));
+	*out = NULL;
 	if (!nr_attrs || nr_attrs > MAX_ATTRS)
 		return -EINVAL;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return -errno;
-	return ds_writer_open_fd(w, fd, attrs, nr_attrs);
+	return ds_writer_open_fd(out, fd, attrs, nr_attrs, opts);
 }
 
-int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
-		      size_t nr_attrs)
+/* Pipe mode: a HEADER_ATTR record per attr (attr, then its ids) and an
+ * EVENT_UPDATE record naming it (as perf record -o - writes them). */
+static void wr_pipe_attrs(struct ds_writer *w)
 {
-	struct file_header fh;
+	for (size_t i = 0; i < w->nr_attrs; i++) {
+		const struct ds_attr *a = &w->attrs[i];
+		struct perf_event_header h = { REC_HEADER_ATTR, 0, 0 };
+		size_t size = 8 + sizeof(a->attr) + a->nr_ids * 8;
+		char nb[64];
+		const char *name = ds_attr_name(a, nb, sizeof(nb));
+		size_t nl = strlen(name) + 1, npad = (nl + 7) & ~(size_t)7;
+		static const char zero[8];
+		uint64_t u[2] = { EVENT_UPDATE_NAME, a->nr_ids ? a->ids[0] : 0 };
 
-	memset(w, 0, sizeof(*w));
-	if (!nr_attrs || nr_attrs > MAX_ATTRS) {
-		close(fd);
-		return -EINVAL;
+		if (size > 65535) {
+			if (!w->err)
+				w->err = -E2BIG;
+			return;
+		}
+		h.size = (uint16_t)size;
+		wr(w, &h, sizeof(h));
+		wr(w, &a->attr, sizeof(a->attr));
+		wr(w, a->ids, a->nr_ids * 8);
+		if (!a->nr_ids || 24 + npad > 65535)
+			continue;
+		h.type = REC_EVENT_UPDATE;
+		h.size = (uint16_t)(24 + npad);
+		wr(w, &h, sizeof(h));
+		wr(w, u, sizeof(u));
+		wr(w, name, nl);
+		wr(w, zero, npad - nl);
 	}
+}
+
+int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs, const struct ds_writer_opts *opts)
+{
+	struct ds_writer_opts o;
+	struct file_header fh;
+	struct ds_writer *w;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (!err && (!nr_attrs || nr_attrs > MAX_ATTRS))
+		err = -EINVAL;
+	w = err ? NULL : calloc(1, sizeof(*w));
+	if (!err && !w)
+		err = -ENOMEM;
+	if (err) {
+		close(fd);
+		return err;
+	}
+	w->pipe = o.pipe;
 	w->attrs = calloc(nr_attrs, sizeof(*w->attrs));
 	if (!w->attrs) {
 		close(fd);
+		free(w);
 		return -ENOMEM;
 	}
 	w->nr_attrs = nr_attrs;
@@ -501,11 +949,20 @@ int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
 	}
 	w->f = fdopen(fd, "wb");
 	if (!w->f) {
-		int err = -errno;
-
+		err = -errno;
 		close(fd);
 		ds_writer_close(w, NULL);
 		return err;
+	}
+	memset(&fh, 0, sizeof(fh));
+	fh.magic = PERF_MAGIC2;
+	if (w->pipe) {
+		/* pipe mode: a 16-byte header, the attrs as records; nothing is
+		 * ever rewritten, so any fd will do */
+		fh.size = 16;
+		wr(w, &fh, 16);
+		wr_pipe_attrs(w);
+		goto done;
 	}
 	/*
 	 * A valid header right away, as perf does: magic, attrs and ids, data
@@ -513,8 +970,6 @@ int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
 	 * records up to the end of the file.  ds_writer_close() rewrites it.
 	 * A recorder that is killed leaves a readable file.
 	 */
-	memset(&fh, 0, sizeof(fh));
-	fh.magic = PERF_MAGIC2;
 	fh.size = sizeof(fh);
 	fh.attr_size = sizeof(struct perf_event_attr) + sizeof(struct file_section);
 	fh.attrs.offset = sizeof(fh);
@@ -529,25 +984,26 @@ int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
 			(sizeof(struct perf_event_attr) + sizeof(struct file_section));
 
 		for (size_t i = 0; i < nr_attrs; i++) {
-			struct file_section s = { ids_off, w->attrs[i].nr_ids * 8 };
+			struct file_section sec = { ids_off, w->attrs[i].nr_ids * 8 };
 
 			wr(w, &w->attrs[i].attr, sizeof(struct perf_event_attr));
-			wr(w, &s, sizeof(s));
-			ids_off += s.size;
+			wr(w, &sec, sizeof(sec));
+			ids_off += sec.size;
 		}
 		for (size_t i = 0; i < nr_attrs; i++)
 			wr(w, w->attrs[i].ids, w->attrs[i].nr_ids * 8);
 		w->data_off = ids_off;
 	}
+done:
 	flush(w);
 	if (w->err) {
-		int err = w->err;
-
+		err = w->err;
 		fclose(w->f);
 		w->f = NULL;
 		ds_writer_close(w, NULL);
 		return err;
 	}
+	*out = w;
 	return 0;
 nomem:
 	close(fd);
@@ -586,6 +1042,32 @@ static void wr_string(struct ds_writer *w, const char *s)
 	wr(w, zero, len - n);
 }
 
+/* perf's build_id_event: the id padded to 24 bytes with its size in byte
+ * 20 (misc BUILD_ID_SIZE), the name padded with NULs to a multiple of 64 */
+static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b, uint32_t type)
+{
+	static const char zero[64];
+	uint8_t hdr[BID_HDR];
+	struct perf_event_header h;
+	size_t n = strlen(b->path) + 1, len = (n + 63) & ~(size_t)63;
+	int32_t pid = b->pid;
+
+	if (BID_HDR + len > 65535 || !b->size || b->size > DS_BUILD_ID_MAX)
+		return;
+	memset(hdr, 0, sizeof(hdr));
+	h.type = type;
+	h.misc = (uint16_t)((b->kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER) |
+			    MISC_BUILD_ID_SIZE);
+	h.size = (uint16_t)(BID_HDR + len);
+	memcpy(hdr, &h, sizeof(h));
+	memcpy(hdr + 8, &pid, 4);
+	memcpy(hdr + 12, b->id, b->size);
+	hdr[12 + 20] = b->size;
+	wr(w, hdr, sizeof(hdr));
+	wr(w, b->path, n);
+	wr(w, zero, len - n);
+}
+
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 {
 	static const struct ds_writer_info none;
@@ -593,12 +1075,18 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 
 	if (!info)
 		info = &none;
-	if (w->f) {
+	if (w->f && w->pipe) {
+		/* pipe mode: the build-ids as HEADER_BUILD_ID records */
+		for (size_t k = 0; k < info->nr_build_ids; k++)
+			wr_build_id(w, &info->build_ids[k], REC_HEADER_BUILD_ID);
+	} else if (w->f) {
 		struct file_header fh;
-		struct file_section secs[8];
-		int feats[8], nf = 0;
+		struct file_section secs[9];
+		int feats[9], nf = 0;
 		uint64_t table;
 
+		if (info->nr_build_ids)
+			feats[nf++] = FEAT_BUILD_ID;
 		if (info->hostname)
 			feats[nf++] = FEAT_HOSTNAME;
 		if (info->osrelease)
@@ -619,6 +1107,10 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		for (int i = 0; i < nf; i++) {
 			secs[i].offset = wpos(w);
 			switch (feats[i]) {
+			case FEAT_BUILD_ID:
+				for (size_t k = 0; k < info->nr_build_ids; k++)
+					wr_build_id(w, &info->build_ids[k], 0);
+				break;
 			case FEAT_HOSTNAME: wr_string(w, info->hostname); break;
 			case FEAT_OSRELEASE: wr_string(w, info->osrelease); break;
 			case FEAT_VERSION: wr_string(w, info->version); break;
@@ -643,11 +1135,11 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 				wr(w, &sz, 4);
 				for (size_t k = 0; k < w->nr_attrs; k++) {
 					uint32_t nids = (uint32_t)w->attrs[k].nr_ids;
+					char nb[64];
 
 					wr(w, &w->attrs[k].attr, sz);
 					wr(w, &nids, 4);
-					wr_string(w, w->attrs[k].name ? w->attrs[k].name
-								      : "unknown");
+					wr_string(w, ds_attr_name(&w->attrs[k], nb, sizeof(nb)));
 					wr(w, w->attrs[k].ids, nids * 8);
 				}
 				break;
@@ -683,6 +1175,6 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		free(w->attrs[i].name);
 	}
 	free(w->attrs);
-	memset(w, 0, sizeof(*w));
+	free(w);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 struct pend {
@@ -34,16 +35,39 @@ struct ds_task {
 	size_t npend;
 };
 
-int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch_cb cb,
-		   void *cb_arg)
+struct ds_stitcher {
+	struct ds_htab tasks;	/* tid -> struct ds_task */
+	size_t max_pending_per_task;
+	size_t pending_total;
+	ds_stitch_cb cb;
+	void *cb_arg;
+	uint64_t *chain_buf;
+	size_t chain_cap;
+	struct ds_stitch_stats st;
+};
+
+int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts)
 {
-	memset(s, 0, sizeof(*s));
-	s->max_pending_per_task = max_pending_per_task ? max_pending_per_task : 65536;
-	s->cb = cb;
-	s->cb_arg = cb_arg;
-	s->tab_cap = 64;
-	s->tab = calloc(s->tab_cap, sizeof(*s->tab));
-	return s->tab ? 0 : -ENOMEM;
+	struct ds_stitch_opts o;
+	struct ds_stitcher *s;
+	int err = ds_opts_copy(&o, sizeof(o), opts, opts ? opts->sz : 0);
+
+	*out = NULL;
+	if (err)
+		return err;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->max_pending_per_task = o.max_pending_per_task ? o.max_pending_per_task : 65536;
+	s->cb = o.cb;
+	s->cb_arg = o.cb_arg;
+	*out = s;
+	return 0;
+}
+
+const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s)
+{
+	return &s->st;
 }
 
 static void task_free(struct ds_task *t)
@@ -60,92 +84,47 @@ static void task_free(struct ds_task *t)
 	free(t);
 }
 
-void ds_stitch_destroy(struct ds_stitcher *s)
+void ds_stitch_free(struct ds_stitcher *s)
 {
-	for (size_t i = 0; s->tab && i < s->tab_cap; i++) {
-		if (s->tab[i])
-			task_free(s->tab[i]);
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->tasks.cap; i++) {
+		if (s->tasks.s[i].val)
+			task_free(s->tasks.s[i].val);
 	}
-	free(s->tab);
+	ds_htab_free(&s->tasks);
 	free(s->chain_buf);
-	memset(s, 0, sizeof(*s));
+	free(s);
 }
 
-static size_t slot_of(const struct ds_stitcher *s, uint32_t tid)
+size_t ds_stitch_nr_tasks(const struct ds_stitcher *s)
 {
-	size_t mask = s->tab_cap - 1, i = ds_hash64(tid) & mask;
-
-	while (s->tab[i] && s->tab[i]->tid != tid)
-		i = (i + 1) & mask;
-	return i;
+	return s->tasks.used;
 }
 
-static int rehash(struct ds_stitcher *s)
+static struct ds_task *task_find(struct ds_stitcher *s, uint32_t tid)
 {
-	struct ds_task **old = s->tab;
-	size_t old_cap = s->tab_cap;
-
-	s->tab = calloc(old_cap * 2, sizeof(*s->tab));
-	if (!s->tab) {
-		s->tab = old;
-		return -ENOMEM;
-	}
-	s->tab_cap = old_cap * 2;
-	for (size_t i = 0; i < old_cap; i++) {
-		if (old[i])
-			s->tab[slot_of(s, old[i]->tid)] = old[i];
-	}
-	free(old);
-	return 0;
+	return ds_htab_get(&s->tasks, tid, NULL, NULL);
 }
 
 static struct ds_task *task_get(struct ds_stitcher *s, uint32_t tid, int *err)
 {
-	size_t i;
+	struct ds_task *t = task_find(s, tid);
 
-	if ((s->tab_used + 1) * 4 > s->tab_cap * 3) {
-		*err = rehash(s);
-		if (*err)
-			return NULL;
+	if (t)
+		return t;
+	t = calloc(1, sizeof(*t));
+	if (!t) {
+		*err = -ENOMEM;
+		return NULL;
 	}
-	i = slot_of(s, tid);
-	if (!s->tab[i]) {
-		s->tab[i] = calloc(1, sizeof(struct ds_task));
-		if (!s->tab[i]) {
-			*err = -ENOMEM;
-			return NULL;
-		}
-		s->tab[i]->tid = tid;
-		s->tab_used++;
+	t->tid = tid;
+	*err = ds_htab_put(&s->tasks, tid, t);
+	if (*err) {
+		free(t);
+		return NULL;
 	}
-	return s->tab[i];
-}
-
-/* Remove the task of tid (backward-shift deletion, linear probing). */
-static void task_del(struct ds_stitcher *s, uint32_t tid)
-{
-	size_t mask = s->tab_cap - 1, i = slot_of(s, tid), j;
-
-	if (!s->tab[i])
-		return;
-	task_free(s->tab[i]);
-	s->tab[i] = NULL;
-	s->tab_used--;
-	j = i;
-	for (;;) {
-		size_t k;
-
-		j = (j + 1) & mask;
-		if (!s->tab[j])
-			break;
-		k = ds_hash64(s->tab[j]->tid) & mask;
-		/* move j to i unless its home k lies cyclically in (i, j] */
-		if ((j > i && (k <= i || k > j)) || (j < i && (k <= i && k > j))) {
-			s->tab[i] = s->tab[j];
-			s->tab[j] = NULL;
-			i = j;
-		}
-	}
+	return t;
 }
 
 static int emit(struct ds_stitcher *s, struct ds_stitch_out *o)
@@ -295,6 +274,55 @@ static int on_deferred_record(struct ds_stitcher *s, const struct ds_event *ev)
 	return 0;
 }
 
+/* Does the chain hold a user ip?  Entries before any context marker count
+ * by address. */
+static bool has_user_ips(const uint64_t *c, uint64_t nr)
+{
+	int ctx = 0;	/* 0 none yet, 1 kernel, 2 user, 3 other */
+
+	for (uint64_t i = 0; i < nr; i++) {
+		if (c[i] >= PERF_CONTEXT_MAX) {
+			ctx = c[i] == PERF_CONTEXT_USER ? 2 : c[i] == PERF_CONTEXT_KERNEL ? 1 : 3;
+			continue;
+		}
+		if (ctx == 2 || (ctx == 0 && c[i] < 0xffff800000000000ULL))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A complete chain without user part (perf record --call-graph dwarf leaves
+ * the user stack to the tool: kernel entries or nothing) still has a first
+ * user frame, as perf shows it: the user ip of PERF_SAMPLE_REGS_USER, else
+ * the sample's own ip when it was taken in user mode.
+ */
+static int add_user_ip(struct ds_stitcher *s, const struct ds_event *ev,
+		       struct ds_stitch_out *o)
+{
+	uint64_t ip;
+	int err;
+
+	if (ev->have & DS_EV_USER_IP)
+		ip = ev->user_ip;
+	else if ((ev->have & DS_EV_IP) &&
+		 (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER)
+		ip = ev->ip;
+	else
+		return 0;
+	if (has_user_ips(ev->chain, ev->nr))
+		return 0;
+	err = chain_reserve(s, ev->nr + 2);
+	if (err)
+		return err;
+	memcpy(s->chain_buf, ev->chain, ev->nr * 8);
+	s->chain_buf[ev->nr] = PERF_CONTEXT_USER;
+	s->chain_buf[ev->nr + 1] = ip;
+	o->chain = s->chain_buf;
+	o->nr = ev->nr + 2;
+	return 0;
+}
+
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 {
 	struct ds_stitch_out o;
@@ -317,7 +345,8 @@ int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 			o.kind = DS_OUT_COMPLETE;
 			o.chain = ev->chain;
 			o.nr = ev->nr;
-			return emit(s, &o);
+			err = add_user_ip(s, ev, &o);
+			return err ? err : emit(s, &o);
 		}
 		return on_deferred_sample(s, ev);
 	case DS_RECORD_CALLCHAIN_DEFERRED:
@@ -325,11 +354,12 @@ int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 		err = emit(s, &o);
 		return err ? err : on_deferred_record(s, ev);
 	case PERF_RECORD_EXIT: {
-		size_t i = slot_of(s, ev->tid);
+		struct ds_task *t = task_find(s, ev->tid);
 
-		if (s->tab[i]) {
-			err = flush_pending(s, s->tab[i], NULL, 0, DS_UNM_EXIT);
-			task_del(s, ev->tid);
+		if (t) {
+			err = flush_pending(s, t, NULL, 0, DS_UNM_EXIT);
+			ds_htab_del(&s->tasks, ev->tid, NULL, NULL);
+			task_free(t);
 		}
 		return err ? err : emit(s, &o);
 	}
@@ -366,12 +396,14 @@ int ds_stitch_finish(struct ds_stitcher *s)
 	size_t n = 0;
 	int err = 0;
 
-	v = malloc((s->tab_used + 1) * sizeof(*v));
+	v = malloc((s->tasks.used + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->tab_cap; i++) {
-		if (s->tab[i] && s->tab[i]->npend)
-			v[n++] = s->tab[i];
+	for (size_t i = 0; i < s->tasks.cap; i++) {
+		struct ds_task *t = s->tasks.s[i].val;
+
+		if (t && t->npend)
+			v[n++] = t;
 	}
 	qsort(v, n, sizeof(*v), cmp_task_time);
 	for (size_t i = 0; i < n && !err; i++)

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * Symbolization: user ips through the MMAP/MMAP2 records of their process
- * and the ELF symbol tables of the mapped files (libelf), kernel ips through
- * a kallsyms text file.
+ * and the symbol tables of the mapped files and their debug files (elfutils
+ * libdwfl: build-id paths under /usr/lib/debug, .gnu_debuglink, MiniDebugInfo
+ * in .gnu_debugdata), C++ names demangled, unless the file's build-id is not
+ * the recorded one; kernel ips through a kallsyms text file.
  */
+#include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
+#include "hash.h"
 #include "internal.h"
 
 struct sym {
@@ -27,14 +31,31 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
+/* va -> resolved name, per dso: entries in an array, found through the
+ * library's hash table (value: index + 1); names owned by the dso */
+struct symc {
+	uint64_t va;
+	const char *name;	/* NULL: no symbol */
+	uint64_t sym_off;
+};
+
 struct dso {
 	char *path;
+	const char *short_name;	/* base name, into path */
 	bool loaded, ok;
-	struct sym *syms;
-	size_t nr_syms;
-	char *strs;		/* names storage */
+	bool mismatch;		/* build-id differs from the recorded one */
+	const struct ds_build_id *recorded;	/* its recorded build-id, or NULL */
+	Dwfl *dwfl;		/* NULL if the file could not be read as ELF */
+	Dwfl_Module *mod;
 	struct seg *segs;
 	size_t nr_segs;
+	unsigned char build_id[DS_BUILD_ID_MAX];
+	size_t build_id_len;
+	struct symc *cache;
+	size_t cache_nr, cache_cap;
+	struct ds_htab cache_by_va;	/* va -> cache index + 1 */
+	char **demangled;	/* demangled names, owned */
+	size_t nr_demangled, cap_demangled;
 };
 
 struct map {
@@ -53,12 +74,6 @@ struct comm {
 	char name[16];
 };
 
-/* Small open-addressing table u32 key -> pointer (key stored in object). */
-struct tab {
-	void **v;
-	size_t cap, used;
-};
-
 struct ds_symbols {
 	struct sym *ksyms;
 	size_t nr_ksyms;
@@ -66,52 +81,22 @@ struct ds_symbols {
 	uint64_t ktext;
 	struct dso **dsos;
 	size_t nr_dsos, cap_dsos;
-	struct tab maps;	/* struct mapset, key pid */
-	struct tab comms;	/* struct comm, key tid */
+	struct ds_htab dso_by_path;	/* struct dso, key: hash of the path */
+	struct ds_htab maps;	/* struct mapset, key pid */
+	struct ds_htab comms;	/* struct comm, key tid */
+	struct ds_htab rec_ids;	/* recorded struct ds_build_id, key: hash of path */
+	struct ds_symbols_opts o;
 };
-
-static uint32_t key_mapset(const void *p) { return ((const struct mapset *)p)->pid; }
-static uint32_t key_comm(const void *p) { return ((const struct comm *)p)->tid; }
-
-static void **tab_slot(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
-{
-	size_t mask = t->cap - 1, i = ds_hash64(key) & mask;
-
-	while (t->v[i] && kf(t->v[i]) != key)
-		i = (i + 1) & mask;
-	return &t->v[i];
-}
-
-static void *tab_find(struct tab *t, uint32_t key, uint32_t (*kf)(const void *))
-{
-	return t->cap ? *tab_slot(t, key, kf) : NULL;
-}
-
-static int tab_add(struct tab *t, void *obj, uint32_t (*kf)(const void *))
-{
-	if ((t->used + 1) * 2 > t->cap) {
-		struct tab n = { NULL, t->cap ? t->cap * 2 : 64, t->used };
-
-		n.v = calloc(n.cap, sizeof(void *));
-		if (!n.v)
-			return -ENOMEM;
-		for (size_t i = 0; i < t->cap; i++) {
-			if (t->v[i])
-				*tab_slot(&n, kf(t->v[i]), kf) = t->v[i];
-		}
-		free(t->v);
-		*t = n;
-	}
-	*tab_slot(t, kf(obj), kf) = obj;
-	t->used++;
-	return 0;
-}
 
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
 
-	return x->start < y->start ? -1 : x->start > y->start;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	/* names are stored in file order: equal starts stay in file order,
+	 * so the last one listed wins, whatever qsort does */
+	return x->name < y->name ? -1 : x->name > y->name;
 }
 
 static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
@@ -131,19 +116,69 @@ static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
 	return &s[lo - 1];
 }
 
-int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
+static bool bid_is(const void *val, const void *path)
+{
+	return !strcmp(((const struct ds_build_id *)val)->path, path);
+}
+
+/* Keep a copy of the recorded user objects' build-ids (the first per path). */
+static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h;
+		struct ds_build_id *b;
+
+		if (v[i].kernel || !v[i].path || !v[i].size || v[i].size > DS_BUILD_ID_MAX)
+			continue;
+		h = ds_hash_str(v[i].path);
+		if (ds_htab_get(&s->rec_ids, h, bid_is, v[i].path))
+			continue;
+		b = malloc(sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		*b = v[i];
+		b->path = strdup(v[i].path);
+		if (!b->path || ds_htab_put(&s->rec_ids, h, b)) {
+			free(b->path);
+			free(b);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 {
 	struct ds_symbols *s = calloc(1, sizeof(*s));
-	int err = 0;
+	const struct ds_build_id *bids;
+	const char *kallsyms;
+	size_t nr_bids;
+	int err;
 
+	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	/* the fields an older caller's smaller struct lacks read as 0 in the
+	 * copy only: never read opts past opts->sz */
+	err = ds_opts_copy(&s->o, sizeof(s->o), opts, opts ? opts->sz : 0);
+	if (err) {
+		free(s);
+		return err;
+	}
+	kallsyms = s->o.kallsyms;
+	bids = s->o.build_ids;
+	nr_bids = s->o.nr_build_ids;
+	s->o.kallsyms = NULL;		/* not kept */
+	s->o.build_ids = NULL;
+	s->o.nr_build_ids = 0;
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		free(s);
 		return -ENOSYS;
 	}
-	if (kallsyms_path)
-		err = ds_symbols_load_kallsyms(s, kallsyms_path);
+	if (kallsyms)
+		err = ds_symbols_load_kallsyms(s, kallsyms);
+	if (!err)
+		err = add_recorded_ids(s, bids, nr_bids);
 	if (err) {
 		ds_symbols_free(s);
 		return err;
@@ -152,11 +187,23 @@ int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
 	return 0;
 }
 
+int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path)
+{
+	struct ds_symbols_opts o = { .sz = sizeof(o), .kallsyms = kallsyms_path };
+
+	return ds_symbols_open(out, &o);
+}
+
 static void dso_free(struct dso *d)
 {
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	for (size_t i = 0; i < d->nr_demangled; i++)
+		free(d->demangled[i]);
+	free(d->demangled);
+	free(d->cache);
+	ds_htab_free(&d->cache_by_va);
 	free(d->path);
-	free(d->syms);
-	free(d->strs);
 	free(d->segs);
 	free(d);
 }
@@ -170,24 +217,34 @@ void ds_symbols_free(struct ds_symbols *s)
 	for (size_t i = 0; i < s->nr_dsos; i++)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
+	ds_htab_free(&s->dso_by_path);
 	for (size_t i = 0; i < s->maps.cap; i++) {
-		struct mapset *m = s->maps.v[i];
+		struct mapset *m = s->maps.s[i].val;
 
 		if (m) {
 			free(m->maps);
 			free(m);
 		}
 	}
-	free(s->maps.v);
+	ds_htab_free(&s->maps);
 	for (size_t i = 0; i < s->comms.cap; i++)
-		free(s->comms.v[i]);
-	free(s->comms.v);
+		free(s->comms.s[i].val);
+	ds_htab_free(&s->comms);
+	for (size_t i = 0; i < s->rec_ids.cap; i++) {
+		struct ds_build_id *b = s->rec_ids.s[i].val;
+
+		if (b) {
+			free(b->path);
+			free(b);
+		}
+	}
+	ds_htab_free(&s->rec_ids);
 	free(s);
 }
 
 /* Open a file to read symbols from: never blocks (a FIFO), only regular
  * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
-static int open_regular(const char *path, bool *is_chr)
+int ds_open_regular(const char *path, bool *is_chr)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -219,7 +276,7 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	bool nonzero = false, is_chr;
 	int err = 0, fd;
 
-	fd = open_regular(path, &is_chr);
+	fd = ds_open_regular(path, &is_chr);
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
 		free(s->ksyms);
@@ -288,119 +345,200 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
 	return s->ktext;
 }
 
-/* Load the symbol table and PT_LOAD segments of d->path. */
-static void dso_load(struct dso *d)
+/*
+ * libdwfl finds the debug file of a module by build-id under
+ * /usr/lib/debug/.build-id (also where Debian's -dbg and -dbgsym packages
+ * put them), by .gnu_debuglink next to the file, in .debug/ and under
+ * /usr/lib/debug, and reads MiniDebugInfo (.gnu_debugdata).  Constant:
+ * no state (debuginfo_path NULL: libdwfl's default ":.debug:/usr/lib/debug").
+ */
+static const Dwfl_Callbacks dwfl_cbs = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = NULL,
+};
+
+/* The file's build-id is not the recorded one (or it has none any more,
+ * or cannot be read as ELF although it exists): warn once, and the object is
+ * not symbolized unless force_symbols.  id/n: the id libdwfl read, n <= 0
+ * if none. */
+static void check_build_id(struct ds_symbols *s, struct dso *d, const unsigned char *id,
+			   int n)
 {
-	Elf *e = NULL;
-	Elf_Scn *scn = NULL;
-	size_t nph = 0, slen = 0, scap = 0, cap = 0;
-	int fd;
-	bool have_symtab = false;
+	const struct ds_build_id *b = d->recorded;
+	char rec[2 * DS_BUILD_ID_MAX + 1], now[2 * DS_BUILD_ID_MAX + 1] = "";
+
+	if (!b)
+		return;		/* nothing recorded: nothing to compare */
+	if (n == b->size && !memcmp(id, b->id, (size_t)n))
+		return;
+	if (n <= 0 && access(d->path, F_OK) != 0)
+		return;		/* the file is gone: nothing to symbolize anyway */
+	if (n > 0)
+		ds_build_id_hex(id, (size_t)n, now, sizeof(now));
+	d->mismatch = true;
+	if (s->o.warn)
+		s->o.warn(s->o.warn_arg, d->path, ds_build_id_hex(b->id, b->size, rec, sizeof(rec)),
+			  now);
+}
+
+/* Report d->path to a Dwfl of its own and read its PT_LOAD segments and
+ * build-id (checked against the recorded one).  A file that cannot be read,
+ * or whose build-id changed since the recording, leaves d->ok false (frames
+ * show as [name+0xoff]). */
+static void dso_load(struct ds_symbols *s, struct dso *d)
+{
+	Elf *e;
+	GElf_Addr bias;
+	size_t nph = 0;
+	const unsigned char *bits = NULL;
+	GElf_Addr bid_va;
+	int fd, n = 0;
 
 	d->loaded = true;
 	/* a crafted MMAP record may name a FIFO or a device: never block,
 	 * read regular files only */
-	fd = open_regular(d->path, NULL);
+	fd = ds_open_regular(d->path, NULL);
 	if (fd < 0)
+		goto check;
+	d->dwfl = dwfl_begin(&dwfl_cbs);
+	if (!d->dwfl) {
+		close(fd);
+		goto check;
+	}
+	dwfl_report_begin(d->dwfl);
+	/* ET_DYN placed at 0: module addresses are the file's vaddrs; the
+	 * fd is the library's from here on */
+	d->mod = dwfl_report_elf(d->dwfl, d->short_name, d->path, fd, 0, false);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!d->mod) {
+		close(fd);	/* consumed on success only (not an ELF file) */
+		goto check;
+	}
+	/* the build-id of the file itself (its notes), as perf records it;
+	 * longer than perf's 20 bytes: cut, as perf does */
+	n = dwfl_module_build_id(d->mod, &bits, &bid_va);
+	if (n > 0) {
+		d->build_id_len = (size_t)n < sizeof(d->build_id) ? (size_t)n : sizeof(d->build_id);
+		memcpy(d->build_id, bits, d->build_id_len);
+		n = (int)d->build_id_len;
+	}
+	check_build_id(s, d, d->build_id, n);
+	if (d->mismatch && !s->o.force_symbols)
+		return;		/* its frames show as offsets, never wrong names */
+	e = dwfl_module_getelf(d->mod, &bias);
+	if (!e || elf_getphdrnum(e, &nph))
 		return;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &nph))
-		goto out;
 	d->segs = calloc(nph ? nph : 1, sizeof(*d->segs));
 	if (!d->segs)
-		goto out;
+		return;
 	for (size_t i = 0; i < nph; i++) {
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
 			d->segs[d->nr_segs].offset = ph.p_offset;
 			d->segs[d->nr_segs].filesz = ph.p_filesz;
-			d->segs[d->nr_segs].vaddr = ph.p_vaddr;
+			d->segs[d->nr_segs].vaddr = ph.p_vaddr + bias;
 			d->nr_segs++;
 		}
 	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB)
-			have_symtab = true;
-	}
-	scn = NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		if (sh.sh_type != (have_symtab ? SHT_SYMTAB : SHT_DYNSYM) || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data)
-			continue;
-		n = sh.sh_size / sh.sh_entsize;
-		for (size_t i = 0; i < n; i++) {
-			GElf_Sym sym;
-			const char *name;
-			size_t nl;
-			int t;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			t = GELF_ST_TYPE(sym.st_info);
-			if ((t != STT_FUNC && t != STT_GNU_IFUNC) || !sym.st_value ||
-			    sym.st_shndx == SHN_UNDEF)
-				continue;
-			name = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!name || !*name)
-				continue;
-			nl = strlen(name) + 1;
-			if (ds_grow(&d->strs, &scap, slen + nl, 1) ||
-			    ds_grow(&d->syms, &cap, d->nr_syms + 1, sizeof(struct sym)))
-				goto out;
-			memcpy(d->strs + slen, name, nl);
-			d->syms[d->nr_syms].start = sym.st_value;
-			d->syms[d->nr_syms].size = sym.st_size;
-			d->syms[d->nr_syms].name = (const char *)(uintptr_t)slen;
-			d->nr_syms++;
-			slen += nl;
-		}
-	}
-	for (size_t i = 0; i < d->nr_syms; i++)
-		d->syms[i].name = d->strs + (uintptr_t)d->syms[i].name;
-	if (d->nr_syms)		/* stripped: no symbols, syms is NULL */
-		qsort(d->syms, d->nr_syms, sizeof(struct sym), cmp_sym);
 	d->ok = true;
-out:
-	if (!d->ok)
-		d->nr_syms = 0;
-	if (e)
-		elf_end(e);
-	close(fd);
+	return;
+check:
+	check_build_id(s, d, NULL, 0);
+}
+
+/* __cxa_demangle from libstdc++ (cxxabi.h; C linkage): malloc'd or NULL */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* Demangled copy of an Itanium C++ name (owned by d), or name itself. */
+static const char *demangle(struct dso *d, const char *name)
+{
+	char *dm;
+	int status = -1;
+
+	if (name[0] != '_' || name[1] != 'Z')
+		return name;
+	dm = __cxa_demangle(name, NULL, NULL, &status);
+	if (!dm || status)
+		return name;
+	if (ds_grow(&d->demangled, &d->cap_demangled, d->nr_demangled + 1, sizeof(char *))) {
+		free(dm);
+		return name;
+	}
+	d->demangled[d->nr_demangled++] = dm;
+	return dm;
+}
+
+/* The symbol of module address va: name (demangled) and offset, cached. */
+static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+{
+	uintptr_t at = (uintptr_t)ds_htab_get(&d->cache_by_va, va, NULL, NULL);
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name;
+
+	if (at) {
+		*sym_off = d->cache[at - 1].sym_off;
+		return d->cache[at - 1].name;
+	}
+	name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
+	/* a sized symbol must cover the address (a stripped object's nearest
+	 * dynamic symbol does not name its local code) */
+	if (name && (!*name || (sym.st_size && off >= sym.st_size)))
+		name = NULL;
+	if (name)
+		name = demangle(d, name);
+	*sym_off = name ? off : 0;
+	/* cached if memory allows; uncached it is only slower */
+	if (!ds_grow(&d->cache, &d->cache_cap, d->cache_nr + 1, sizeof(*d->cache)) &&
+	    !ds_htab_put(&d->cache_by_va, va, (void *)(uintptr_t)(d->cache_nr + 1))) {
+		d->cache[d->cache_nr].va = va;
+		d->cache[d->cache_nr].name = name;
+		d->cache[d->cache_nr].sym_off = *sym_off;
+		d->cache_nr++;
+	}
+	return name;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b ? b + 1 : p;
+}
+
+static bool dso_is(const void *val, const void *path)
+{
+	return !strcmp(((const struct dso *)val)->path, path);
 }
 
 static struct dso *dso_get(struct ds_symbols *s, const char *path)
 {
-	struct dso *d;
+	uint64_t h = ds_hash_str(path);
+	struct dso *d = ds_htab_get(&s->dso_by_path, h, dso_is, path);
 
-	for (size_t i = 0; i < s->nr_dsos; i++) {
-		if (!strcmp(s->dsos[i]->path, path))
-			return s->dsos[i];
-	}
+	if (d)
+		return d;
 	if (ds_grow(&s->dsos, &s->cap_dsos, s->nr_dsos + 1, sizeof(*s->dsos)))
 		return NULL;
 	d = calloc(1, sizeof(*d));
-	if (!d || !(d->path = strdup(path))) {
+	if (!d || !(d->path = strdup(path)) || ds_htab_put(&s->dso_by_path, h, d)) {
+		if (d)
+			free(d->path);
 		free(d);
 		return NULL;
 	}
+	d->short_name = base_name(d->path);
+	d->recorded = ds_htab_get(&s->rec_ids, h, bid_is, d->path);
 	s->dsos[s->nr_dsos++] = d;
 	return d;
 }
 
 static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 {
-	struct mapset *m = tab_find(&s->maps, pid, key_mapset);
+	struct mapset *m = ds_htab_get(&s->maps, pid, NULL, NULL);
 
 	if (m)
 		return m;
@@ -408,7 +546,7 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 	if (!m)
 		return NULL;
 	m->pid = pid;
-	if (tab_add(&s->maps, m, key_mapset)) {
+	if (ds_htab_put(&s->maps, pid, m)) {
 		free(m);
 		return NULL;
 	}
@@ -417,14 +555,14 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 
 static int set_comm(struct ds_symbols *s, uint32_t tid, const char *name)
 {
-	struct comm *c = tab_find(&s->comms, tid, key_comm);
+	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
 
 	if (!c) {
 		c = calloc(1, sizeof(*c));
 		if (!c)
 			return -ENOMEM;
 		c->tid = tid;
-		if (tab_add(&s->comms, c, key_comm)) {
+		if (ds_htab_put(&s->comms, tid, c)) {
 			free(c);
 			return -ENOMEM;
 		}
@@ -459,7 +597,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 	}
 	case PERF_RECORD_COMM:
 		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			m = tab_find(&s->maps, ev->pid, key_mapset);
+			m = ds_htab_get(&s->maps, ev->pid, NULL, NULL);
 			if (m)
 				m->nr = 0;
 		}
@@ -469,7 +607,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		const char *pc = ds_symbols_comm(s, ev->ptid);
 		int err;
 
-		if (pc && !tab_find(&s->comms, ev->tid, key_comm)) {
+		if (pc && !ds_htab_get(&s->comms, ev->tid, NULL, NULL)) {
 			char tmp[16];
 
 			snprintf(tmp, sizeof(tmp), "%s", pc);
@@ -479,11 +617,11 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		}
 		if (ev->pid == ev->ppid)
 			return 0;
-		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		parent = ds_htab_get(&s->maps, ev->ppid, NULL, NULL);
 		if (!parent || !parent->nr)
 			return 0;
 		m = mapset_get(s, ev->pid);
-		parent = tab_find(&s->maps, ev->ppid, key_mapset);
+		parent = ds_htab_get(&s->maps, ev->ppid, NULL, NULL);
 		if (!m || !parent || ds_grow(&m->maps, &m->cap, parent->nr, sizeof(struct map)))
 			return -ENOMEM;
 		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
@@ -497,32 +635,34 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 {
-	struct comm *c = tab_find(&s->comms, tid, key_comm);
+	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
 
-	return c ? c->name : NULL;
+	/* the idle task has no COMM record; perf calls it swapper */
+	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
-static const char *base_name(const char *p)
-{
-	const char *b = strrchr(p, '/');
-
-	return b ? b + 1 : p;
-}
-
-const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
-			       char *buf, size_t len)
+int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		      struct ds_sym_info *out, char *buf, size_t len)
 {
 	struct mapset *m;
 
+	memset(out, 0, sizeof(*out));
+	out->kernel = kernel;
 	if (kernel) {
 		const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
 
-		if (k && ip - k->start < (1u << 24))
-			return k->name;
+		out->dso = out->dso_short = "[kernel.kallsyms]";
+		out->dso_off = ip;
+		if (k && ip - k->start < (1u << 24)) {
+			out->name = out->sym = k->name;
+			out->sym_off = ip - k->start;
+			return 0;
+		}
 		snprintf(buf, len, "[kernel.kallsyms]");
-		return buf;
+		out->name = buf;
+		return 0;
 	}
-	m = tab_find(&s->maps, pid, key_mapset);
+	m = ds_htab_get(&s->maps, pid, NULL, NULL);
 	for (size_t i = m ? m->nr : 0; i-- > 0;) {
 		struct map *mp = &m->maps[i];
 		struct dso *d = mp->dso;
@@ -531,26 +671,54 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 		if (ip < mp->start || ip >= mp->end)
 			continue;
 		if (!d->loaded && d->path[0] == '/')
-			dso_load(d);
+			dso_load(s, d);
 		off = ip - mp->start + mp->pgoff;
-		for (size_t k = 0; k < d->nr_segs; k++) {
+		out->dso = d->path;
+		out->dso_short = d->short_name;
+		out->dso_off = off;
+		out->map_start = mp->start;
+		out->map_end = mp->end;
+		out->map_pgoff = mp->pgoff;
+		/* the recording's build-id names the object profiled */
+		if (d->recorded) {
+			out->build_id = d->recorded->id;
+			out->build_id_len = d->recorded->size;
+		} else if (d->build_id_len) {
+			out->build_id = d->build_id;
+			out->build_id_len = d->build_id_len;
+		}
+		out->mismatch = d->mismatch;
+		for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
 			const struct seg *sg = &d->segs[k];
-			const struct sym *sy;
-			uint64_t va;
 
 			if (off < sg->offset || off - sg->offset >= sg->filesz)
 				continue;
-			va = off - sg->offset + sg->vaddr;
-			sy = sym_find(d->syms, d->nr_syms, va);
-			if (sy && (va - sy->start < sy->size || !sy->size))
-				return sy->name;
+			out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
 			break;
 		}
-		snprintf(buf, len, "[%s]", base_name(d->path));
-		return buf;
+		if (out->sym) {
+			out->name = out->sym;
+		} else if (d->path[0] == '[') {
+			out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
+		} else {
+			/* no symbol: per address in the object, like perf */
+			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+			out->name = buf;
+		}
+		return 0;
 	}
 	snprintf(buf, len, "[unknown]");
-	return buf;
+	out->name = buf;
+	return 0;
+}
+
+const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			       char *buf, size_t len)
+{
+	struct ds_sym_info si;
+
+	ds_symbols_lookup(s, pid, ip, kernel, &si, buf, len);
+	return si.name;
 }
 
 void ds_frames_reset(struct ds_frames *f)

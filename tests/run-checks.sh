@@ -11,6 +11,7 @@ T=$(mktemp -d /tmp/ds-check.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+unset DEBUGINFOD_URLS	# libdwfl: local debug files only, no network
 pass=0 fail=0 skip=0
 
 ok()   { pass=$((pass + 1)); echo "PASS: $1"; }
@@ -91,6 +92,87 @@ else
 	skp "perf not installed"
 fi
 
+# --- several events (perf 6.x layout: PERF_SAMPLE_ID, no IDENTIFIER): one
+# profile per event, weighted by period (cpu-clock: 3 samples of kfunc_a at
+# period 100, 1 of kfunc_b at 700 -> kfunc_b 70 %)
+"$OUT/tests/mkdata" --multi "$T/multi.data" || bad "mkdata --multi"
+printf 'ffffffff81000000 T _text\nffffffff81000000 T kfunc_a\nffffffff81000100 T kfunc_b\nffffffff81000200 T kfunc_pf\n' > "$T/multi.ks"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" > "$T/multi.txt" 2> "$T/multi.err"
+check "several events: report exit 0" test $? -eq 0
+check "several events: a section per event" bash -c "grep -A1 \"^# ======== event 'cpu-clock'\$\" '$T/multi.txt' | grep -q '^# Samples: 4  Total period: 1000\$' && grep -A1 \"^# ======== event 'page-faults:u'\$\" '$T/multi.txt' | grep -q '^# Samples: 2  Total period: 2\$'"
+check "several events: weighted by period (kfunc_b 70%)" bash -c "sed -n '/event .cpu-clock/,/event .page-faults/p' '$T/multi.txt' | grep -qE '^ +70\.00% +70\.00%  multi +\[kernel\.kallsyms\] +\[k\] kfunc_b\$'"
+check "several events: events not mixed" bash -c "! sed -n '/event .cpu-clock/,/event .page-faults/p' '$T/multi.txt' | grep -q kfunc_pf"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" --folded --event page-faults > "$T/multi.pf" 2>/dev/null
+check "--event page-faults (matches page-faults:u): its stacks only" bash -c "[ \"\$(cat '$T/multi.pf')\" = 'multi;kfunc_pf 2' ]"
+"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" --folded > "$T/multi.f" 2> "$T/multi.ferr"
+check "--folded of several events: the first, with a note" bash -c "grep -qx 'multi;kfunc_b 700' '$T/multi.f' && ! grep -q kfunc_pf '$T/multi.f' && grep -q 'samples of 2 events; --folded shows .cpu-clock.' '$T/multi.ferr'"
+"$DSAN" report -i "$T/multi.data" -k /dev/null --event cycles > /dev/null 2> "$T/multi.nerr"
+rc=$?
+check "--event not in the file: exit 1, names the events" bash -c "[ $rc -eq 1 ] && grep -q \"no event 'cycles' in the recording (events: cpu-clock, page-faults:u)\" '$T/multi.nerr'"
+
+# --- report --text is linear in the stack depth: 200 distinct stacks of
+# 8,000 distinct frames (the quadratic version took 19 s here under ASan)
+"$OUT/tests/mkdata" --deep "$T/deep.data" "$T/deep.ks" 200 8000 || bad "mkdata --deep"
+t0=$(date +%s%N)
+timeout 60 "$DSAN" report -i "$T/deep.data" -k "$T/deep.ks" --text --children --sort sym --top 3 > "$T/deep.txt" 2>/dev/null
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+check "report --text of 200 x 8,000 frames: ${ms} ms under ASan (< 5 s)" \
+	bash -c "[ $rc -eq 0 ] && [ $ms -lt 5000 ] && grep -qE '^ +100\.00% +0\.00%  \[k\] deep_fn_1\$' '$T/deep.txt'"
+
+# --- pipe mode (perf's record -o - format): a reader over standard input
+"$DSAN" convert -i "$T/m.data" -o - 2> "$T/pconv.err" | "$DSAN" script -i - -k /dev/null > "$T/pipe.txt" 2> "$T/pipe.err"
+check "convert -o - | script -i -: pipe-mode stream read from a pipe (6 samples)" \
+	bash -c "[ \$(grep -c ': complete' '$T/pipe.txt') -eq 6 ] && ! grep -q 'Sanitizer\|runtime error' '$T/pipe.err' '$T/pconv.err'"
+"$DSAN" convert -i "$T/m.data" -o - > "$T/m.pipe" 2>/dev/null
+check "a pipe-mode file reads like the original" \
+	bash -c "'$DSAN' script -i '$T/m.pipe' -k /dev/null 2>/dev/null | grep -c ': complete' | grep -qx 6"
+check "report -i - < FILE: a file-mode recording on a seekable standard input" \
+	bash -c "'$DSAN' report -i - --folded -k /dev/null < '$T/m.data' 2>/dev/null | grep -q '^alpha;'"
+cat "$T/m.data" | "$DSAN" report -i - -k /dev/null > /dev/null 2> "$T/pfile.err"
+rc=$?
+check "file-mode recording through a pipe: exit 1, says to give the file" \
+	bash -c "[ $rc -eq 1 ] && grep -q 'standard input: a perf.data in file mode cannot be read from a pipe' '$T/pfile.err'"
+head -c $(($(wc -c < "$T/m.pipe") - 20)) "$T/m.pipe" | "$DSAN" script -i - -k /dev/null > "$T/pcut.txt" 2> "$T/pcut.err"
+rc=$?
+check "a cut pipe-mode stream: exit 0, the records before the cut, a warning" \
+	bash -c "[ $rc -eq 0 ] && grep -q 'complete' '$T/pcut.txt' && grep -q 'last record is cut off' '$T/pcut.err'"
+printf 'PERFILE2\020\0\0\0\0\0\0\0' | cat - "$T/m.data" | "$DSAN" report -i - -k /dev/null > /dev/null 2> "$T/pjunk.err"
+rc=$?
+check "pipe-mode garbage: exit 1, one clear line, no sanitizer report" \
+	bash -c "[ $rc -eq 1 ] && [ \$(wc -l < '$T/pjunk.err') -eq 1 ] && grep -q '^deferstack: standard input: ' '$T/pjunk.err' && ! grep -q 'Sanitizer\|runtime error' '$T/pjunk.err'"
+
+# --- the library as others use it: make install (PREFIX, DESTDIR), the
+# versioned shared library exporting exactly its API, pkg-config
+I="$T/inst"
+make -s --no-print-directory install OUT="$OUT" DESTDIR="$I" PREFIX=/usr > "$T/inst.log" 2>&1
+check "make install DESTDIR=... PREFIX=/usr" bash -c "[ -x '$I/usr/bin/deferstack' ] && [ -f '$I/usr/lib/libdeferstack.a' ] && [ -L '$I/usr/lib/libdeferstack.so' ] && [ -f '$I/usr/include/deferstack/deferstack.h' ] && [ -f '$I/usr/include/deferstack/perf_abi.h' ] && [ -f '$I/usr/lib/pkgconfig/deferstack.pc' ] && [ -f '$I/usr/share/man/man1/deferstack.1' ]" || cat "$T/inst.log"
+check "libdeferstack.so: soname libdeferstack.so.0" bash -c "readelf -d '$I/usr/lib/libdeferstack.so' | grep -q 'SONAME.*\[libdeferstack.so.0\]'"
+grep -o '^DS_API [^(]*(' include/deferstack/deferstack.h | sed 's/.*[^a-z0-9_]\(ds_[a-z0-9_]*\)($/\1/' | sort > "$T/api.hdr"
+sed -n 's/^[[:space:]]*\(ds_[a-z0-9_]*\);/\1/p' lib/libdeferstack.map | sort > "$T/api.map"
+nm -D --defined-only "$I/usr/lib/libdeferstack.so" | awk '$2 == "T" { print $3 }' > "$T/api.so.v"
+sed 's/@.*//' "$T/api.so.v" | sort > "$T/api.so"
+check "exports = DS_API declarations = lib/libdeferstack.map ($(wc -l < "$T/api.so") functions)" \
+	bash -c "[ -s '$T/api.so' ] && cmp -s '$T/api.hdr' '$T/api.map' && cmp -s '$T/api.map' '$T/api.so'" || diff "$T/api.hdr" "$T/api.so"
+check "exports are versioned DEFERSTACK_0.2, internals hidden" \
+	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
+PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"
+check "pkg-config deferstack: version, flags" \
+	bash -c "[ \"\$($PC --modversion deferstack)\" = \"\$(sed -n 's/^VERSION := //p' Makefile)\" ] && $PC --libs deferstack | grep -q -- '-L$I/usr/lib -ldeferstack'"
+pc_cflags=$($PC --cflags deferstack)
+pc_libs=$($PC --libs deferstack)
+pc_static=$($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//')
+cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c \
+	-o "$T/so_consumer" $pc_libs 2> "$T/soc.err"
+check "a program built with pkg-config's flags links the .so" \
+	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.0'" || cat "$T/soc.err"
+check "... and runs with it (public API only): 6 samples, 4 stitched, 6 profiled" \
+	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
+cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
+	"$I/usr/lib/libdeferstack.a" $pc_static 2> "$T/sos.err"
+check "... and statically with the installed .a" \
+	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'" || cat "$T/sos.err"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i
@@ -136,13 +218,13 @@ expect_error "truncated data" "$T/trunc_data" "past end of file"
 expect_error "missing file" "$T/nope" "cannot open"
 mkfifo "$T/fifo"
 expect_error "directory as input" "$T" "is a directory, not a perf.data file"
-expect_error "FIFO as input" "$T/fifo" "is a FIFO (pipe-mode input is not supported), not a perf.data file"
+expect_error "FIFO as input" "$T/fifo" "is a FIFO (read a pipe as standard input: -i -), not a perf.data file"
 expect_error "device as input" /dev/zero "is a device, not a perf.data file"
 # an MMAP record naming a FIFO must not hang report; a FIFO as -k neither
 "$OUT/tests/mkdata" "$T/mfifo.data" "$T/fifo" || bad "mkdata with a mapped FIFO"
 timeout 30 "$DSAN" report -i "$T/mfifo.data" -k /dev/null --folded > "$T/mfifo.folded" 2>/dev/null
 rc=$?
-check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo\]' '$T/mfifo.folded'"
+check "report: MMAP of a FIFO does not hang (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q '^alpha;\[fifo+0x' '$T/mfifo.folded'"
 timeout 30 "$DSAN" report -i "$T/m.data" -k "$T/fifo" --folded > /dev/null 2> "$T/kfifo.err"
 rc=$?
 check "report -k FIFO: does not hang, warns (exit $rc)" bash -c "[ $rc -eq 0 ] && grep -q 'cannot read kallsyms .*: not a regular file' '$T/kfifo.err'"
@@ -203,6 +285,12 @@ expect_werr "report --svg over the file size limit" "writing $T/fsz/big.svg: Fil
 	bash -c "ulimit -f 1; trap '' XFSZ; exec '$DSAN' report -i '$T/m.data' -k /dev/null --svg '$T/fsz/big.svg'"
 check "failed writes leave no output and no temp file" test -z "$(ls -A "$T/fsz")"
 
+# --- outputs: flame graph in a browser, symbols and debug files, report
+# --text and script, pprof (tests/cli/check-*.sh, sourced in name order)
+for f in tests/cli/check-*.sh; do
+	. "$f"
+done
+
 # --- host end-to-end: record (auto: defer or fallback), report, perf 6.1 reads it
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
@@ -246,12 +334,21 @@ else
 	fi
 	check "record summary printed" grep -q 'summary: [1-9][0-9]* samples' "$T/rec.err"
 	check "kallsyms saved next to the data" test -s "$T/e2e.data.kallsyms"
+	# only the kernel symbols that cover sampled addresses, not a 5 MB copy;
+	# the report names the same kernel functions as with /proc/kallsyms
+	ks_all=$(wc -c < /proc/kallsyms); ks_rec=$(wc -c < "$T/e2e.data.kallsyms")
+	check "FILE.kallsyms holds the sampled symbols only ($ks_rec of $ks_all bytes)" \
+		test $((ks_rec * 50)) -lt "$ks_all"
+	"$DSAN" report -i "$T/e2e.data" -k /proc/kallsyms --folded > "$T/e2e.full.folded" 2>/dev/null
+	"$DSAN" report -i "$T/e2e.data" -k "$T/e2e.data.kallsyms" --folded > "$T/e2e.sub.folded" 2>/dev/null
+	check "report with FILE.kallsyms = report with /proc/kallsyms" \
+		bash -c "grep -q do_syscall_64 '$T/e2e.sub.folded' && cmp -s '$T/e2e.full.folded' '$T/e2e.sub.folded'"
 	"$DSAN" report -i "$T/e2e.data" --folded > "$T/e2e.folded" 2>/dev/null
 	for fn in burn_leaf burn_middle burn_outer syscall_loop main; do
 		check "report --folded has $fn" grep -q "^burn;.*$fn" "$T/e2e.folded"
 	done
 	check "folded format: 'frames count'" bash -c "grep -qE '^[^ ].*;burn_leaf [0-9]+$' '$T/e2e.folded'"
-	check "report --folded has kernel frames under write" grep -qE ';write;.*(do_syscall_64|entry_SYSCALL)' "$T/e2e.folded"
+	check "report --folded has kernel frames under write" grep -qE ';(__GI___libc_|__)?write;.*(do_syscall_64|entry_SYSCALL)' "$T/e2e.folded"
 	"$DSAN" report -i "$T/e2e.data" --text > "$T/e2e.txt" 2>/dev/null
 	check "report --text top functions" grep -q 'burn_leaf' "$T/e2e.txt"
 	"$DSAN" report -i "$T/e2e.data" --svg "$T/e2e.svg" 2>/dev/null
@@ -264,11 +361,54 @@ else
 		"$DS" record -o "$T/strip.data" -- "$T/burn-stripped" 0.3 2>/dev/null
 		"$DSAN" report -i "$T/strip.data" --folded > "$T/strip.folded" 2> "$T/strip.err"
 		rc=$?
-		check "report on a stripped binary: [burn-stripped] frames, no UBSan report" \
-			bash -c "[ $rc -eq 0 ] && grep -q '\[burn-stripped\]' '$T/strip.folded' && ! grep -q 'runtime error' '$T/strip.err'"
+		check "report on a stripped binary: per-address [burn-stripped+0xOFF] frames, no UBSan report" \
+			bash -c "[ $rc -eq 0 ] && [ \$(grep -o '\[burn-stripped+0x[0-9a-f]*\]' '$T/strip.folded' | sort -u | wc -l) -ge 3 ] && ! grep -q 'runtime error' '$T/strip.err'"
+		# the same stripped binary with its debug file through .gnu_debuglink
+		objcopy --only-keep-debug "$BURN" "$T/burn.dbg"
+		objcopy --add-gnu-debuglink="$T/burn.dbg" "$T/burn-stripped" "$T/burn-dl"
+		"$DS" record -o "$T/dl.data" -- "$T/burn-dl" 0.3 2>/dev/null
+		check "report on a stripped binary with a .gnu_debuglink debug file: functions named" \
+			bash -c "'$DSAN' report -i '$T/dl.data' --folded 2>/dev/null | grep -q '^burn-dl;.*main;burn_outer;burn_middle;burn_leaf '"
 	else
 		skp "stripped binary (strip not installed)"
 	fi
+	# C++: demangled names; libc's internal functions named from libc6-dbg
+	"$DS" record -F 499 -o "$T/cxx.data" -- "$OUT/tests/cxxburn" 0.3 2>/dev/null
+	"$DSAN" report -i "$T/cxx.data" --folded > "$T/cxx.folded" 2>/dev/null
+	check "report on a C++ workload: demangled names" \
+		grep -q '^cxxburn;.*main;work::churn(int, double);work::Spinner<long>::spin(long) ' "$T/cxx.folded"
+	if dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'; then
+		check "report: libc's internal __libc_start_call_main below main (libc6-dbg)" \
+			grep -q '^cxxburn;__libc_start_call_main;main;' "$T/cxx.folded"
+	else
+		skp "libc internal functions in a recording (libc6-dbg not installed)"
+	fi
+	# build-ids: recorded for every mapped ELF object (perf's HEADER_BUILD_ID);
+	# a workload rebuilt after the recording is not symbolized with the old
+	# addresses (one warning, addresses), unless --force-symbols
+	mkdir -p "$T/bid"; cp "$BURN" "$T/bid/burn"
+	"$DS" record -o "$T/bid.data" -- "$T/bid/burn" 0.3 2>/dev/null
+	bid=$(readelf -n "$T/bid/burn" | sed -n 's/.*Build ID: *//p')
+	if command -v perf > /dev/null; then
+		check "record: perf buildid-list -i lists the workload's build-id" \
+			bash -c "perf buildid-list -i '$T/bid.data' 2>/dev/null | grep -qx '$bid $T/bid/burn'"
+	fi
+	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid1.folded" 2> "$T/bid1.err"
+	check "build-id unchanged: symbolized, no warning" \
+		bash -c "grep -q burn_leaf '$T/bid1.folded' && ! grep -q 'changed since' '$T/bid1.err'"
+	cc -O2 -fno-omit-frame-pointer -o "$T/bid/burn" tests/workload/burn.c
+	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid2.folded" 2> "$T/bid2.err"
+	rc=$?
+	check "rebuilt workload: exit 0, one warning naming it" \
+		bash -c "[ $rc -eq 0 ] && [ \$(grep -c '$T/bid/burn has changed since the recording' '$T/bid2.err') -eq 1 ]"
+	check "rebuilt workload: no (wrong) names from it, addresses instead" \
+		bash -c "! grep -qE 'burn_|syscall_loop|;main;' '$T/bid2.folded' && grep -q '\[burn+0x' '$T/bid2.folded'"
+	"$DSAN" report -i "$T/bid.data" --folded --force-symbols > "$T/bid3.folded" 2>/dev/null
+	check "rebuilt workload with --force-symbols: symbolized anyway (fewer addresses)" \
+		bash -c "[ -s '$T/bid3.folded' ] && [ \$(grep -o '\[burn+0x' '$T/bid3.folded' | wc -l) -lt \$(grep -o '\[burn+0x' '$T/bid2.folded' | wc -l) ]"
+	"$DS" convert -i "$T/bid.data" -o "$T/bid.conv" 2>/dev/null
+	check "convert keeps the build-ids" \
+		bash -c "'$DSAN' report -i '$T/bid.conv' --folded 2>&1 >/dev/null | grep -q 'changed since the recording'"
 	# a recorder killed with SIGKILL leaves a file that report reads
 	"$DS" record -F 999 -o "$T/killed.data" -- "$BURN" 2 2>/dev/null & rp=$!
 	sleep 1.2
@@ -284,7 +424,7 @@ else
 		"$DS" record -o /dev/full -- "$BURN" 0.3
 	mkdir -p "$T/rfsz"
 	expect_werr "record over the file size limit" 'writing .*: File too large' \
-		bash -c "ulimit -f 64; trap '' XFSZ; exec '$DS' record -o '$T/rfsz/r.data' -- '$BURN' 0.3"
+		bash -c "ulimit -f 8; trap '' XFSZ; exec '$DS' record -o '$T/rfsz/r.data' -- '$BURN' 0.3"
 	if command -v perf >/dev/null; then
 		pv=$(perf --version | sed 's/[^0-9]*\([0-9]*\).*/\1/')
 		if grep -q 'falling back to classic' "$T/rec.err" || [ "${pv:-0}" -ge 7 ]; then
@@ -294,6 +434,18 @@ else
 		fi
 		"$DS" record --mode auto --stitched -F 499 -o "$T/st.data" -- "$BURN" 0.5 2>/dev/null
 		check "record --stitched: perf $pv report reads it" bash -c "perf report -i '$T/st.data' --stdio 2>&1 | grep -q burn_leaf"
+		perf record -q -e cpu-clock,page-faults -g -o "$T/pmulti.data" -- "$BURN" 0.3 > /dev/null 2>&1
+		"$DSAN" report -i "$T/pmulti.data" > "$T/pmulti.txt" 2>/dev/null
+		check "perf record -e cpu-clock,page-faults: a section per event" \
+			bash -c "grep -q \"event 'cpu-clock'\" '$T/pmulti.txt' && grep -q \"event 'page-faults'\" '$T/pmulti.txt'"
+		# --call-graph dwarf: no user part in the chains; the user ip of the
+		# sample (or of its user registers) is the first user frame
+		perf record -q --call-graph dwarf -o "$T/dwarf.data" -- "$BURN" 0.3 > /dev/null 2>&1
+		"$DSAN" report -i "$T/dwarf.data" --folded > "$T/dwarf.folded" 2>/dev/null
+		check "perf --call-graph dwarf file: user frames kept (burn_leaf, syscall_loop)" \
+			bash -c "grep -q '^burn;burn_leaf ' '$T/dwarf.folded' && grep -q '^burn;syscall_loop ' '$T/dwarf.folded'"
+		check "perf --call-graph dwarf file: kernel samples get their user frame" \
+			grep -qE '^burn;(__GI___libc_|__)?write;entry_SYSCALL' "$T/dwarf.folded"
 		if [ "${pv:-0}" -ge 7 ]; then
 			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
 		else
@@ -301,6 +453,41 @@ else
 		fi
 	else
 		skp "perf interop (perf not installed)"
+	fi
+	# unprivileged (perf_event_paranoid=2): no kernel sampling allowed, so
+	# user space only (exclude_kernel) with a one-line note, as perf does
+	if [ "$(id -u)" = 0 ] && [ "$paranoid" -eq 2 ] && command -v setpriv > /dev/null &&
+	   id nobody > /dev/null 2>&1; then
+		U="$T/unpriv"; mkdir -p "$U"; chmod 755 "$T"; chmod 1777 "$U"
+		cp "$DS" "$BURN" "$U/"
+		(cd "$U" && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups -- \
+			./deferstack record -o "$U/u.data" -- ./burn 0.3) > /dev/null 2> "$U/u.err"
+		rc=$?
+		cat "$U/u.err"
+		check "unprivileged record (paranoid 2): exit 0, one-line user-space-only note" \
+			bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'recording user space only (exclude_kernel)' '$U/u.err') -eq 1 ]"
+		"$DSAN" report -i "$U/u.data" > "$U/u.txt" 2>/dev/null
+		"$DSAN" report -i "$U/u.data" --folded > "$U/u.folded" 2>/dev/null
+		check "unprivileged record: user stacks, no kernel frames, event cpu-clock:u" \
+			bash -c "grep -q 'burn_outer;burn_middle;burn_leaf' '$U/u.folded' && ! grep -qE 'do_syscall_64|entry_SYSCALL' '$U/u.folded' && grep -q \"event 'cpu-clock:u'\" '$U/u.txt'"
+		chmod 700 "$T"
+	else
+		skp "unprivileged fallback (needs root to run as nobody, setpriv and kernel.perf_event_paranoid=2; it is $paranoid)"
+	fi
+	# record -o - | report -i -, and perf's pipe mode both ways
+	"$DS" record -o - -- "$BURN" 0.3 2> "$T/prec.err" | "$DSAN" report -i - --folded > "$T/pipe.folded" 2>/dev/null
+	check "record -o - | report -i -" bash -c "grep -q 'burn_outer;burn_middle;burn_leaf' '$T/pipe.folded' && grep -q 'wrote standard output (pipe mode' '$T/prec.err'"
+	"$DS" record --stitched -o - -- "$BURN" 0.3 2>/dev/null | "$DSAN" report -i - --folded > "$T/pipest.folded" 2>/dev/null
+	check "record --stitched -o - | report -i -" grep -q 'burn_leaf' "$T/pipest.folded"
+	"$DS" record -o - -- sh -c "echo the-command-says-hi; exec '$BURN' 0.2" 2> "$T/pout.err" |
+		"$DSAN" report -i - --folded > "$T/pout.folded" 2>/dev/null
+	check "record -o - -- CMD: the command's output goes to stderr, the stream stays clean" \
+		bash -c "grep -q burn_leaf '$T/pout.folded' && grep -q the-command-says-hi '$T/pout.err'"
+	if command -v perf > /dev/null; then
+		check "record -o - | perf report -i -" \
+			bash -c "'$DS' record -o - -- '$BURN' 0.3 2>/dev/null | perf report -i - --stdio 2>/dev/null | grep -q burn_leaf"
+		check "perf record -o - | report -i -" \
+			bash -c "perf record -q -g -o - -- '$BURN' 0.3 2>/dev/null | '$DSAN' report -i - --folded 2>/dev/null | grep -q 'burn_middle;burn_leaf'"
 	fi
 	# -p PID and -a
 	"$BURN" 3 & bp=$!

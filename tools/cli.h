@@ -20,20 +20,33 @@ int cmd_convert(int argc, char **argv);
 
 /* Read path, merge in time order, stitch; cb gets every output. */
 struct pipeline {
-	struct ds_reader rd;
-	struct ds_merge mg;
-	struct ds_stitcher st;
+	struct ds_reader *rd;
+	struct ds_merge *mg;
+	struct ds_stitcher *st;
 	struct ds_symbols *sym;	/* may be NULL */
 	uint64_t nr_out_of_order;
 	int cb_err;		/* the callback failed (it reported the error) */
 };
 
+/* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
+ * objects whose build-id changed since the recording */
+enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
-		 bool want_symbols, ds_stitch_cb cb, void *arg);
+		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
+/* Open IN ("-": standard input, pipe mode) with a one-line message on
+ * failure: 0 or -errno. */
+int open_input(struct ds_reader **rd, const char *in);
 /* The command name of a sample's task ("[unknown]" if none seen). */
 const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
 void print_summary(FILE *out, const struct ds_stitch_stats *st);
+/* The stitcher's counts of a pipeline (zeros if it never ran). */
+struct ds_stitch_stats pipeline_stats(const struct pipeline *p);
+void print_pipeline_summary(FILE *out, const struct pipeline *p);
+/* The name of a record's event (ds_attr_name(), buf may be used), or
+ * "unknown" before any attr. */
+const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
+			   char *buf, size_t len);
 /* stitch IN into a classic-callchain perf.data OUT, stats in *st */
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */

@@ -11,17 +11,63 @@
 #include "cli.h"
 
 struct conv {
-	struct ds_writer w;
+	struct ds_writer *w;	/* opened at the first record: a pipe-mode
+				 * input has its attrs by then */
+	struct pipeline *p;
 	uint8_t *buf;
 	const char *in, *out;
+	struct outfile of;
 };
+
+/* The output, with the input's attrs as classic events: OUT through a
+ * temp file renamed into place, or "-": standard output in pipe mode. */
+static int conv_open(struct conv *c)
+{
+	size_t n = ds_reader_nr_attrs(c->p->rd);
+	struct ds_writer_opts wo = { .sz = sizeof(wo) };
+	struct ds_attr *attrs;
+	int err, fd;
+
+	if (!n) {
+		die_msg("%s: no events (attrs) in the input", c->in);
+		return -EINVAL;
+	}
+	attrs = calloc(n, sizeof(*attrs));
+	if (!attrs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		attrs[i] = *ds_reader_attr(c->p->rd, i);
+		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
+		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
+	}
+	if (!strcmp(c->out, "-")) {
+		wo.pipe = true;
+		fd = dup(1);
+		if (fd < 0)
+			fd = -errno;
+	} else {
+		fd = outfile_create(&c->of, c->out);
+	}
+	err = fd < 0 ? fd : ds_writer_open_fd(&c->w, fd, attrs, n, &wo);
+	free(attrs);
+	if (err && fd >= 0) {
+		die_msg("writing %s: %s", c->out, strerror(-err));
+		outfile_abort(&c->of);
+	} else if (err && !strcmp(c->out, "-")) {
+		die_msg("writing standard output: %s", strerror(-err));
+	}
+	return err;
+}
 
 static int conv_write(struct conv *c, const struct perf_event_header *h)
 {
-	int err = ds_writer_write(&c->w, h);
+	int err = c->w ? 0 : conv_open(c);
 
-	if (err)
-		die_msg("writing %s: %s", c->out, strerror(-err));
+	if (!err) {
+		err = ds_writer_write(c->w, h);
+		if (err)
+			die_msg("writing %s: %s", c->out, strerror(-err));
+	}
 	return err;
 }
 
@@ -52,74 +98,46 @@ static int conv_cb(void *arg, const struct ds_stitch_out *o)
 
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 {
-	struct ds_reader rd;
-	struct ds_attr *attrs;
-	struct conv c;
-	struct pipeline p;
 	struct ds_writer_info info = { 0 };
-	struct outfile of;
-	int err, fd;
+	struct pipeline p;
+	struct conv c;
+	int err;
 
-	/* attrs from the input, as classic events */
-	err = ds_reader_open(&rd, in);
-	if (err) {
-		die_msg("%s", rd.err);
-		return err;
-	}
-	if (same_file(in, out)) {
+	if (strcmp(in, "-") && strcmp(out, "-") && same_file(in, out)) {
 		die_msg("%s and %s are the same file: convert writes a new file, give "
 			"another -o", in, out);
-		ds_reader_close(&rd);
 		return -EINVAL;
-	}
-	attrs = calloc(rd.nr_attrs, sizeof(*attrs));
-	if (!attrs) {
-		ds_reader_close(&rd);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < rd.nr_attrs; i++) {
-		attrs[i] = rd.attrs[i];
-		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
-		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
 	}
 	memset(&c, 0, sizeof(c));
 	c.in = in;
 	c.out = out;
+	c.p = &p;
 	c.buf = malloc(65536);
-	/* a temp file next to OUT, renamed into place on success only */
-	fd = c.buf ? outfile_create(&of, out) : -ENOMEM;
-	if (fd >= 0) {
-		err = ds_writer_open_fd(&c.w, fd, attrs, rd.nr_attrs);
-		if (err) {
-			die_msg("writing %s: %s", out, strerror(-err));
-			outfile_abort(&of);
-		}
-	} else {
-		err = fd;
-	}
-	free(attrs);
-	ds_reader_close(&rd);
-	if (err) {
-		free(c.buf);
-		return err;
-	}
+	if (!c.buf)
+		return -ENOMEM;
 	err = pipeline_run(&p, in, NULL, false, conv_cb, &c);
+	if (!err && !c.w && p.rd)
+		err = conv_open(&c);	/* no records: the attrs alone */
 	if (st)
-		*st = p.st.st;
-	pipeline_close(&p);
-	{
-		int e2 = ds_writer_close(&c.w, &info);
+		*st = pipeline_stats(&p);
+	if (c.w) {
+		int e2;
 
+		/* the objects' build-ids go along */
+		if (p.rd)
+			info.build_ids = ds_reader_build_ids(p.rd, &info.nr_build_ids);
+		e2 = ds_writer_close(c.w, &info);
 		if (!err && e2) {
 			die_msg("writing %s: %s", out, strerror(-e2));
 			err = e2;
 		}
 	}
+	pipeline_close(&p);
 	free(c.buf);
 	if (err)
-		outfile_abort(&of);
+		outfile_abort(&c.of);
 	else
-		err = outfile_commit(&of);
+		err = outfile_commit(&c.of);
 	return err;
 }
 
@@ -131,7 +149,8 @@ static void usage_convert(FILE *f)
 		"any perf (e.g. 6.1) reads: samples get 'kernel ips, PERF_CONTEXT_USER, user\n"
 		"ips'; samples whose record never came keep the kernel part only;\n"
 		"CALLCHAIN_DEFERRED records are dropped; attr defer bits are cleared.\n"
-		"OUT must not be IN; it is replaced only when the conversion succeeds.\n");
+		"OUT must not be IN; it is replaced only when the conversion succeeds.\n"
+		"IN or OUT '-': standard input / output in perf's pipe mode.\n");
 }
 
 int cmd_convert(int argc, char **argv)

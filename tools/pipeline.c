@@ -43,10 +43,10 @@ static int drain(struct pipeline *p)
 	struct ds_event ev;
 	int err;
 
-	while (ds_merge_pop(&p->mg, &rec) > 0) {
-		err = ds_reader_parse(&p->rd, rec, &ev);
+	while (ds_merge_pop(p->mg, &rec) > 0) {
+		err = ds_reader_parse(p->rd, rec, &ev);
 		if (!err)
-			err = ds_stitch_event(&p->st, &ev);
+			err = ds_stitch_event(p->st, &ev);
 		if (err)
 			return err;
 	}
@@ -61,55 +61,76 @@ static const char *parse_err(int err)
 	       "than the record)";
 }
 
-int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
-		 bool want_symbols, ds_stitch_cb cb, void *arg)
+static void warn_build_id(void *arg, const char *path, const char *recorded,
+			  const char *on_disk)
 {
+	(void)arg;
+	die_msg("warning: %s has changed since the recording (build-id %s, recorded %s): "
+		"its frames are shown as addresses (--force-symbols to symbolize it anyway)",
+		path, *on_disk ? on_disk : "none", recorded);
+}
+
+int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
+		 int sym, ds_stitch_cb cb, void *arg)
+{
+	const char *path = strcmp(in, "-") ? in : "standard input";
+	struct ds_symbols_opts so = { .sz = sizeof(so) };
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
 	struct ds_event ev;
 	int ret;
 
 	memset(p, 0, sizeof(*p));
-	ret = ds_reader_open(&p->rd, path);
-	if (ret) {
-		die_msg("%s", p->rd.err);
+	ret = open_input(&p->rd, in);
+	if (ret)
 		return ret;
-	}
-	if (p->rd.unfinished)
+	if (ds_reader_unfinished(p->rd))
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
-	if (want_symbols) {
-		ret = ds_symbols_new(&p->sym, kallsyms);
+	if (sym) {
+		so.kallsyms = kallsyms;
+		so.build_ids = ds_reader_build_ids(p->rd, &so.nr_build_ids);
+		so.force_symbols = sym & PL_FORCE_SYMBOLS;
+		so.warn = warn_build_id;
+		ret = ds_symbols_open(&p->sym, &so);
 		if (ret && kallsyms) {
 			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
 				ret == -EINVAL ? "not a regular file" : strerror(-ret));
-			ret = ds_symbols_new(&p->sym, NULL);
+			so.kallsyms = NULL;
+			ret = ds_symbols_open(&p->sym, &so);
 		}
 		if (ret) {
 			die_msg("cannot set up symbolization: %s", strerror(-ret));
 			return ret;
 		}
 	}
-	ds_merge_init(&p->mg, 0);
-	ret = ds_stitch_init(&p->st, 0, wrap_cb, &w);
-	if (ret)
-		return ret;
-	while ((ret = ds_reader_next(&p->rd, &rec)) > 0) {
+	{
+		struct ds_stitch_opts so = { .sz = sizeof(so), .cb = wrap_cb, .cb_arg = &w };
+
+		ret = ds_merge_new(&p->mg, NULL);
+		if (!ret)
+			ret = ds_stitch_new(&p->st, &so);
+		if (ret) {
+			die_msg("%s", strerror(-ret));
+			return ret;
+		}
+	}
+	while ((ret = ds_reader_next(p->rd, &rec)) > 0) {
 		if (rec->type == DS_RECORD_FINISHED_ROUND) {
-			ds_merge_round(&p->mg);
+			ds_merge_round(p->mg);
 			ret = drain(p);
 			if (ret)
 				break;
 			continue;
 		}
-		ret = ds_reader_parse(&p->rd, rec, &ev);
+		ret = ds_reader_parse(p->rd, rec, &ev);
 		if (ret) {
 			die_msg("%s: malformed %s record (type %u, size %u) at data offset "
 				"%" PRIu64 ": %s", path, ds_record_name(rec->type), rec->type,
-				rec->size, p->rd.pos - rec->size, parse_err(ret));
+				rec->size, ds_reader_offset(p->rd) - rec->size, parse_err(ret));
 			return ret;
 		}
-		ret = ds_merge_push(&p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
+		ret = ds_merge_push(p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
 		if (!ret)
 			ret = drain(p);
 		if (ret)
@@ -118,30 +139,59 @@ int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 	if (ret < 0 && p->cb_err) {
 		return ret;	/* the callback said what went wrong */
 	} else if (ret < 0) {
-		if (p->rd.err[0])
-			die_msg("%s: %s", path, p->rd.err);
+		if (ds_reader_error(p->rd)[0])
+			die_msg("%s: %s", path, ds_reader_error(p->rd));
 		else
 			die_msg("%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (p->rd.trailing)
+	if (ds_reader_trailing(p->rd))
 		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
-			"end of the file), ignored", path, p->rd.trailing);
-	ds_merge_flush(&p->mg);
+			"end of the %s), ignored", path, ds_reader_trailing(p->rd),
+			ds_reader_pipe_mode(p->rd) ? "stream" : "file");
+	ds_merge_flush(p->mg);
 	ret = drain(p);
 	if (!ret)
-		ret = ds_stitch_finish(&p->st);
-	p->nr_out_of_order = p->mg.nr_out_of_order;
+		ret = ds_stitch_finish(p->st);
+	p->nr_out_of_order = ds_merge_out_of_order(p->mg);
 	if (ret && !p->cb_err)
 		die_msg("%s: processing failed: %s", path, strerror(-ret));
 	return ret;
 }
 
+int open_input(struct ds_reader **rd, const char *in)
+{
+	struct ds_reader_opts o = { .sz = sizeof(o) };
+	char why[256] = "";
+	int err;
+
+	o.errbuf = why;
+	o.errbuf_len = sizeof(why);
+	if (!strcmp(in, "-")) {
+		int fd = dup(0);
+
+		if (fd < 0) {
+			err = -errno;
+			die_msg("standard input: %s", strerror(-err));
+			return err;
+		}
+		err = ds_reader_open_fd(rd, fd, "standard input", &o);
+	} else {
+		err = ds_reader_open(rd, in, &o);
+	}
+	if (err)
+		die_msg("%s", why[0] ? why : strerror(-err));
+	return err;
+}
+
 void pipeline_close(struct pipeline *p)
 {
-	ds_stitch_destroy(&p->st);
-	ds_merge_destroy(&p->mg);
-	ds_reader_close(&p->rd);
+	ds_stitch_free(p->st);
+	ds_merge_free(p->mg);
+	p->st = NULL;
+	p->mg = NULL;
+	ds_reader_close(p->rd);
+	p->rd = NULL;
 	ds_symbols_free(p->sym);
 	p->sym = NULL;
 }
@@ -159,10 +209,27 @@ void print_summary(FILE *out, const struct ds_stitch_stats *st)
 		st->unm_overflow, st->lost_events, st->lost_records, st->lost_samples);
 }
 
+struct ds_stitch_stats pipeline_stats(const struct pipeline *p)
+{
+	struct ds_stitch_stats z;
+
+	if (p->st)
+		return *ds_stitch_get_stats(p->st);
+	memset(&z, 0, sizeof(z));
+	return z;
+}
+
+void print_pipeline_summary(FILE *out, const struct pipeline *p)
+{
+	struct ds_stitch_stats st = pipeline_stats(p);
+
+	print_summary(out, &st);
+}
+
 const char *default_kallsyms(const char *data, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.kallsyms", data);
-	if (access(buf, R_OK) == 0)
+	if (strcmp(data, "-") && access(buf, R_OK) == 0)
 		return buf;
 	if (access("/proc/kallsyms", R_OK) == 0)
 		return "/proc/kallsyms";
@@ -187,4 +254,12 @@ void die_msg(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
+			   char *buf, size_t len)
+{
+	const struct ds_attr *a = p->rd ? ds_reader_attr_of(p->rd, rec) : NULL;
+
+	return a ? ds_attr_name(a, buf, len) : "unknown";
 }

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hash.h"
 
 enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
 
@@ -37,6 +38,7 @@ struct ropts {
 	unsigned long period;	/* -c: every Nth event; 0: -F frequency */
 	int mode;
 	bool all, stitched;
+	bool user_only;		/* exclude_kernel: kernel sampling not allowed */
 	pid_t pid;
 	char **cmd;
 	double duration;
@@ -59,7 +61,7 @@ struct rec {
 	size_t nr_fds, cap_fds;
 	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
 	size_t nr_ids[2], cap_ids[2];
-	struct ds_writer w;
+	struct ds_writer *w;
 	const char *path;	/* what w writes */
 	int werr;		/* first write error, reported */
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
@@ -70,6 +72,8 @@ struct rec {
 	int exec_errno;		/* the command could not be run */
 	bool reaped;		/* status below is the command's */
 	int status;
+	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
+	struct ds_htab kips;	/* sampled kernel addresses (a set) */
 };
 
 static volatile sig_atomic_t stop_req;
@@ -105,6 +109,8 @@ static void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
 	s->inherit = task;
 	s->enable_on_exec = on_exec;
 	s->watermark = 1;
+	s->exclude_kernel = o->user_only;
+	s->exclude_hv = o->user_only;
 	s->wakeup_watermark = (uint32_t)(o->pages * (unsigned long)getpagesize() / 4);
 	*t = *s;
 	t->config = PERF_COUNT_SW_DUMMY;
@@ -155,9 +161,8 @@ static void open_error(int err, const struct ropts *o, pid_t pid, int cpu)
 	}
 }
 
-/* The user's own events, without defer bits, on this task: an error here
- * is about the user's options (-F ...), never about deferred callchains. */
-static int check_attrs(const struct ropts *o)
+/* Open the user's two events (no defer bits) on this task: 0 or -errno. */
+static int try_attrs(const struct ropts *o)
 {
 	struct perf_event_attr s, t;
 	struct perf_event_attr *v[2] = { &s, &t };
@@ -166,15 +171,38 @@ static int check_attrs(const struct ropts *o)
 	for (int i = 0; i < 2; i++) {
 		int fd = perf_open(v[i], 0, -1, -1);
 
-		if (fd < 0) {
-			int err = -errno;
-
-			open_error(err, o, 0, -1);
-			return err;
-		}
+		if (fd < 0)
+			return -errno;
 		close(fd);
 	}
 	return 0;
+}
+
+/*
+ * The user's own events, without defer bits, on this task: an error here
+ * is about the user's options (-F ...), never about deferred callchains.
+ * Not allowed to sample the kernel (perf_event_paranoid >= 2 for an
+ * unprivileged user: EACCES/EPERM), but allowed with exclude_kernel: like
+ * perf, record user space only, with a one-line note.
+ */
+static int check_attrs(struct ropts *o)
+{
+	int err = try_attrs(o);
+
+	if ((err == -EACCES || err == -EPERM) && !o->all) {
+		o->user_only = true;
+		if (!try_attrs(o)) {
+			fprintf(stderr, PROG ": note: kernel.perf_event_paranoid=%ld does not let "
+				"this user sample the kernel: recording user space only "
+				"(exclude_kernel)\n",
+				read_proc_long("/proc/sys/kernel/perf_event_paranoid", -99));
+			return 0;
+		}
+		o->user_only = false;
+	}
+	if (err)
+		open_error(err, o, 0, -1);
+	return err;
 }
 
 /*
@@ -182,12 +210,14 @@ static int check_attrs(const struct ropts *o)
  * without and with the bit: only an EINVAL/E2BIG caused by the bit itself
  * means "no".  1 supported, 0 not, <0 the minimal event failed (errno).
  */
-static int probe_defer(void)
+static int probe_defer(bool user_only)
 {
 	struct perf_event_attr a;
 	int fd;
 
 	memset(&a, 0, sizeof(a));
+	a.exclude_kernel = user_only;
+	a.exclude_hv = user_only;
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
@@ -336,10 +366,83 @@ static int write_err(struct rec *r, int err)
 	return err;
 }
 
+static int note_kernel_ips(struct rec *r, const struct perf_event_header *h);
+
+static bool same_path(const void *val, const void *arg)
+{
+	return !strcmp(val, arg);
+}
+
+/* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
+static int note_object(struct rec *r, const struct perf_event_header *h)
+{
+	struct ds_event ev;
+	uint64_t key;
+	char *p;
+
+	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
+	    ev.filename[0] != '/')
+		return 0;	/* anonymous, [vdso], [heap], ... */
+	key = ds_hash_str(ev.filename);
+	if (ds_htab_get(&r->objs, key, same_path, ev.filename))
+		return 0;
+	p = strdup(ev.filename);
+	if (!p || ds_htab_put(&r->objs, key, p)) {
+		free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The build-ids of the kernel and of every mapped ELF file that has one,
+ * for HEADER_BUILD_ID (perf's layout: perf buildid-list -i reads them). */
+static size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
+{
+	struct ds_build_id *v = calloc(r->objs.used + 1, sizeof(*v));
+	size_t n = 0;
+	int len;
+
+	*out = v;
+	if (!v)
+		return 0;
+	len = ds_build_id_of_kernel(v[0].id, DS_BUILD_ID_MAX);
+	if (len > 0) {
+		v[0].pid = -1;
+		v[0].kernel = true;
+		v[0].size = (uint8_t)len;
+		v[0].path = "[kernel.kallsyms]";
+		n++;
+	}
+	for (size_t i = 0; i < r->objs.cap; i++) {
+		char *path = r->objs.s[i].val;
+
+		if (!path)
+			continue;
+		len = ds_build_id_of_file(path, v[n].id, DS_BUILD_ID_MAX);
+		if (len <= 0)
+			continue;	/* not ELF, no build-id, gone */
+		v[n].pid = -1;
+		v[n].size = (uint8_t)len;
+		v[n].path = path;
+		n++;
+	}
+	return n;
+}
+
 static int write_rec(struct rec *r, const struct perf_event_header *h)
 {
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: r->nr_samples++; break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (note_object(r, h))
+			return -ENOMEM;
+		break;
+	case PERF_RECORD_SAMPLE:
+		r->nr_samples++;
+		if (note_kernel_ips(r, h))
+			return -ENOMEM;
+		break;
 	case DS_RECORD_CALLCHAIN_DEFERRED: r->nr_deferred++; break;
 	case PERF_RECORD_LOST:
 		if (h->size >= 24) {
@@ -352,7 +455,7 @@ static int write_rec(struct rec *r, const struct perf_event_header *h)
 	}
 	r->nr_records++;
 	r->bytes += h->size;
-	return write_err(r, ds_writer_write(&r->w, h));
+	return write_err(r, ds_writer_write(r->w, h));
 }
 
 /* Drain every ring once; a FINISHED_ROUND after a pass that read data. */
@@ -382,7 +485,7 @@ static int read_all(struct rec *r)
 			return err;
 	}
 	if (r->nr_records != before)
-		err = write_err(r, ds_writer_round(&r->w));
+		err = write_err(r, ds_writer_round(r->w));
 	return err;
 }
 
@@ -524,47 +627,185 @@ static int synth_all(struct rec *r)
 	return err;
 }
 
-/* Copy /proc/kallsyms next to the output (when it is a regular file), _text
- * into *text (0 if unknown).  0, or -errno of a failed write (reported). */
-static int save_kallsyms(const char *out, uint64_t *text)
+/* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
+ * the synthesized kernel MMAP record that perf needs. */
+static uint64_t kallsyms_text(void)
+{
+	char line[512];
+	uint64_t text = 0;
+	FILE *in = fopen("/proc/kallsyms", "r");
+
+	if (!in)
+		return 0;
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char t, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && !strcmp(name, "_text")) {
+			text = a;
+			break;
+		}
+	}
+	fclose(in);
+	return text;
+}
+
+/* Remember the kernel addresses of a sample (its kernel ip and the kernel
+ * part of its callchain): the kernel symbols the report will need. */
+static int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
+{
+	static char present;
+	struct ds_event ev;
+	bool kernel = false;
+	int err = 0;
+
+	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev))
+		return 0;
+	if ((ev.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+	    !ds_htab_get(&r->kips, ev.ip, NULL, NULL))
+		err = ds_htab_put(&r->kips, ev.ip, &present);
+	for (uint64_t i = 0; i < ev.nr && !err; i++) {
+		uint64_t ip = ev.chain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel && !ds_htab_get(&r->kips, ip, NULL, NULL))
+			err = ds_htab_put(&r->kips, ip, &present);
+	}
+	return err;
+}
+
+struct ksym {
+	uint64_t addr;
+	size_t line;	/* index in the file */
+	bool keep;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * FILE.kallsyms: only the kernel symbols that cover the sampled kernel
+ * addresses (for each, every text symbol at the greatest start at or
+ * below it, as the report looks them up) plus _text/_stext, in
+ * /proc/kallsyms' order: a few KB instead of a 5 MB copy per recording.
+ * Written at the end of the recording (when OUT is a regular file); a
+ * recorder that is killed leaves none, and report falls back to
+ * /proc/kallsyms.  0, or -errno of a failed write (reported).
+ */
+static int save_kallsyms(struct rec *r, const char *out)
 {
 	char path[4096], line[512];
+	struct ksym *v = NULL;
+	size_t n = 0, cap = 0, nl = 0;
 	FILE *in, *o;
 	bool nonzero = false;
 	struct stat st;
 	int err = 0;
 
-	*text = 0;
-	if (stat(out, &st) == 0 && !S_ISREG(st.st_mode))
-		return 0;	/* no /dev/null.kallsyms */
+	if (!strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+		return 0;	/* no /dev/null.kallsyms, no -.kallsyms */
 	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
 		return 0;
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
-	o = fopen(path, "w");
-	if (!o) {
-		err = -errno;
-		fclose(in);
-		die_msg("cannot create %s: %s", path, strerror(-err));
-		return err;
-	}
+	/* pass 1: the text symbols (and _text, _stext), sorted by address */
 	while (fgets(line, sizeof(line), in)) {
 		unsigned long long a;
 		char t, name[256];
 
-		errno = 0;
-		if (fputs(line, o) == EOF) {
-			err = errno ? -errno : -EIO;
-			break;
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) != 3)
+			goto next;
+		nonzero |= a != 0;
+		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
+		    !strcmp(name, "_stext")) {
+			if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+				err = -ENOMEM;
+				break;
+			}
+			v[n].addr = a;
+			v[n].line = nl;
+			v[n].keep = !strcmp(name, "_text") || !strcmp(name, "_stext");
+			n++;
 		}
-		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3) {
-			nonzero |= a != 0;
-			if (!strcmp(name, "_text"))
-				*text = a;
+next:
+		if (strchr(line, '\n'))
+			nl++;
+	}
+	if (err || !nonzero) {
+		fclose(in);
+		free(v);
+		if (err)
+			die_msg("cannot save kernel symbols: %s", strerror(-err));
+		else if (!r->o.user_only)	/* no kernel frames anyway */
+			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+				"kernel frames will not be symbolized");
+		return err;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ksym);
+	/* every sampled kernel address keeps the symbols at its start */
+	for (size_t i = 0; i < r->kips.cap; i++) {
+		uint64_t ip = r->kips.s[i].key;
+		size_t lo = 0, hi = n;
+
+		if (!r->kips.s[i].val)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].addr <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
 		}
+		for (size_t k = lo; k-- > 0 && v[k].addr == v[lo - 1].addr;)
+			v[k].keep = true;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_line);
+	/* pass 2: copy the kept lines */
+	o = fopen(path, "w");
+	if (!o) {
+		err = -errno;
+		fclose(in);
+		free(v);
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	rewind(in);
+	nl = 0;
+	for (size_t k = 0; fgets(line, sizeof(line), in);) {
+		while (k < n && v[k].line < nl)
+			k++;
+		if (k < n && v[k].line == nl && v[k].keep) {
+			errno = 0;
+			if (fputs(line, o) == EOF) {
+				err = errno ? -errno : -EIO;
+				break;
+			}
+		}
+		if (strchr(line, '\n'))
+			nl++;
 	}
 	fclose(in);
+	free(v);
 	if (!err)
 		err = ds_stream_err(o);
 	errno = 0;
@@ -573,16 +814,8 @@ static int save_kallsyms(const char *out, uint64_t *text)
 	if (err) {
 		die_msg("writing %s: %s", path, strerror(-err));
 		unlink(path);
-		*text = 0;
-		return err;
 	}
-	if (!nonzero) {
-		unlink(path);
-		die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
-			"kernel frames will not be symbolized");
-		*text = 0;
-	}
-	return 0;
+	return err;
 }
 
 static void usage_record(FILE *f)
@@ -593,7 +826,8 @@ static void usage_record(FILE *f)
 		"                         [-m PAGES] [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
-		"                 an existing FILE is kept as FILE.old (like perf)\n"
+		"                 an existing FILE is kept as FILE.old (like perf); -o -:\n"
+		"                 standard output in perf's pipe mode (| report -i -)\n"
 		"  -e EVENT       cpu-clock (default: on-CPU time) or context-switches\n"
 		"                 (off-CPU: where tasks block or are preempted; every switch\n"
 		"                 unless -c is given)\n"
@@ -744,6 +978,10 @@ static int start_child(struct rec *r)
 
 		close(r->go_pipe[1]);
 		close(r->exec_pipe[0]);
+		/* -o -: the recording owns standard output; the command's
+		 * output goes to standard error (as perf does) */
+		if (!strcmp(r->o.out, "-") && dup2(2, 1) < 0)
+			_exit(126);
 		if (read(r->go_pipe[0], &c, 1) != 1)
 			_exit(126);	/* the recorder gave up */
 		execvp(r->o.cmd[0], r->o.cmd);
@@ -793,6 +1031,10 @@ static void cleanup(struct rec *r)
 	free(r->fds);
 	free(r->ids[0]);
 	free(r->ids[1]);
+	for (size_t i = 0; i < r->objs.cap; i++)
+		free(r->objs.s[i].val);
+	ds_htab_free(&r->objs);
+	ds_htab_free(&r->kips);
 }
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
@@ -808,6 +1050,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	bool task = !r->o.all, child_done = false;
 	uint64_t ktext;
 	struct pollfd *pfd = NULL;
+	struct ds_build_id *bids = NULL;
 
 	ncpu = online_cpus(&cpus);
 	if (ncpu < 0)
@@ -874,23 +1117,35 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	attrs[0].attr = s;
 	attrs[0].ids = r->ids[0];
 	attrs[0].nr_ids = r->nr_ids[0];
-	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ? "context-switches" : "cpu-clock";
+	/* perf's names: ":u" for user space only */
+	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ?
+			(r->o.user_only ? "context-switches:u" : "context-switches") :
+			(r->o.user_only ? "cpu-clock:u" : "cpu-clock");
 	attrs[1].attr = t;
 	attrs[1].ids = r->ids[1];
 	attrs[1].nr_ids = r->nr_ids[1];
 	attrs[1].name = "dummy:u";
 	/* like perf: keep an existing recording (and its side file) as .old */
-	err = rotate_old(r->o.out);
-	if (err)
-		goto out;
 	r->path = path;
-	err = ds_writer_open(&r->w, path, attrs, 2);
+	if (!strcmp(path, "-")) {
+		/* standard output: perf's pipe mode (record -o - | report -i -) */
+		struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+		int fd = dup(1);
+
+		r->path = "standard output";
+		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, 2, &wo);
+	} else {
+		err = rotate_old(r->o.out);
+		if (err)
+			goto out;
+		err = ds_writer_open(&r->w, path, attrs, 2, NULL);
+	}
 	if (err) {
-		die_msg("writing %s: %s", path, strerror(-err));
+		die_msg("writing %s: %s", r->path, strerror(-err));
 		goto out;
 	}
-	err = save_kallsyms(r->o.out, &ktext);
-	if (!err && ktext)
+	ktext = kallsyms_text();
+	if (ktext)
 		err = synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
 	if (!err && r->o.all)
 		err = synth_all(r);
@@ -952,6 +1207,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		waitpid(r->child, &r->status, 0);
 		child_done = r->reaped = true;
 	}
+	if (!err)
+		err = save_kallsyms(r, r->o.out);
 out_w:
 	if (!uname(&un)) {
 		info.hostname = un.nodename;
@@ -963,12 +1220,16 @@ out_w:
 	info.nr_cpus_online = (uint32_t)ncpu;
 	info.argc = argc;
 	info.argv = argv;
+	info.nr_build_ids = collect_build_ids(r, &bids);
+	info.build_ids = bids;
 	{
-		int e2 = ds_writer_close(&r->w, &info);
+		int e2 = r->w ? ds_writer_close(r->w, &info) : 0;
 
+		r->w = NULL;
 		if (!err && e2)
 			err = write_err(r, e2);
 	}
+	free(bids);
 out:
 	if (r->o.cmd && r->child > 0 && err && !child_done) {
 		kill(r->child, SIGKILL);
@@ -993,11 +1254,12 @@ int cmd_record(int argc, char **argv)
 	ret = parse_record_opts(argc, argv, &r.o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
+	/* the user's options first (user space only if the kernel is not
+	 * allowed), then the defer bit on its own */
+	if (check_attrs(&r.o))
+		return 1;
 	if (r.o.mode != MODE_CLASSIC) {
-		/* the user's options first, then the defer bit on its own */
-		if (check_attrs(&r.o))
-			return 1;
-		ret = probe_defer();
+		ret = probe_defer(r.o.user_only);
 		if (ret < 0) {
 			open_error(ret, NULL, 0, -1);
 			return 1;
@@ -1013,8 +1275,26 @@ int cmd_record(int argc, char **argv)
 				"back to classic callchains\n");
 		r.defer = ret == 1;
 	}
+	if (!strcmp(r.o.out, "-") && isatty(1)) {
+		die_msg("record -o -: standard output is a terminal; pipe it to a reader "
+			"(| deferstack report -i -) or redirect it to a file");
+		return 1;
+	}
 	path = r.o.out;
-	if (r.o.stitched) {
+	if (r.o.stitched && !strcmp(r.o.out, "-")) {
+		/* the raw records go to a temp file, converted to stdout */
+		const char *td = getenv("TMPDIR");
+		int fd;
+
+		snprintf(tmp, sizeof(tmp), "%s/deferstack-raw-XXXXXX", td && *td ? td : "/tmp");
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			die_msg("cannot create a temporary file %s: %s", tmp, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		path = tmp;
+	} else if (r.o.stitched) {
 		snprintf(tmp, sizeof(tmp), "%s.raw.tmp", r.o.out);
 		path = tmp;
 	}
@@ -1035,20 +1315,24 @@ int cmd_record(int argc, char **argv)
 	if (r.o.stitched) {
 		ret = convert_file(path, r.o.out, &st);
 		unlink(path);
-	} else {
+	} else if (strcmp(path, "-")) {
 		struct pipeline p;
 
 		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
-		st = p.st.st;
+		st = pipeline_stats(&p);
 		pipeline_close(&p);
 	}
 	if (ret)
 		return 1;
 	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
-		r.o.out, r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
+		strcmp(r.o.out, "-") ? r.o.out : "standard output (pipe mode)",
+		r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
 		r.nr_records, r.bytes / 1024.0);
-	fprintf(stderr, PROG ": ");
-	print_summary(stderr, &st);
+	/* a stream cannot be read back: its reader prints the summary */
+	if (strcmp(path, "-")) {
+		fprintf(stderr, PROG ": ");
+		print_summary(stderr, &st);
+	}
 	/* the command's status, as perf and shells pass it on */
 	if (r.o.cmd && r.reaped && WIFEXITED(r.status))
 		return WEXITSTATUS(r.status);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* deferstack report: top functions, folded stacks, SVG flame graph. */
+/* deferstack report: perf-report-like text, folded stacks, SVG flame graph,
+ * pprof; one profile per event, weighted by period. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -10,12 +11,25 @@
 
 #include "cli.h"
 
+#define MAX_FILTER 64
+
+/* One profile per event (attr), like perf report's sections: a ds_profile
+ * for --text and --pprof, a ds_fold for --folded and --svg. */
 struct report {
 	struct pipeline *p;
-	struct ds_fold *fold;
+	int mode;		/* 't' text, 'f' folded, 's' svg, 'P' pprof */
+	struct ds_profile **profs;	/* per attr of the file, NULL until a sample */
+	struct ds_fold **folds;		/* the same for --folded / --svg */
+	size_t nr_ev;		/* attrs seen (a pipe-mode input adds them late) */
+	signed char *want;	/* per attr: selected by --event; -1 not known yet */
+	const char *event;	/* --event NAME or NULL */
 	struct ds_frames fr;
 	char **names;
 	size_t cap;
+	/* --comm, --pid, --dso: comma-separated lists */
+	const char *comms[MAX_FILTER], *dsos[MAX_FILTER];
+	uint32_t pids[MAX_FILTER];
+	size_t nr_comms, nr_dsos, nr_pids;
 };
 
 static bool sample_is_kernel(const struct ds_event *ev)
@@ -23,22 +37,106 @@ static bool sample_is_kernel(const struct ds_event *ev)
 	return (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 }
 
+/* The object of the sample's own (leaf) frame, for --dso. */
+static bool dso_match(struct report *r, const struct ds_event *ev, const uint64_t *chain,
+		      uint64_t nr)
+{
+	bool kernel = false, ctx = false;
+	struct ds_sym_info si;
+	char buf[256];
+
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = chain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == DS_CONTEXT_USER_DEFERRED)
+				i++;
+			ctx = true;
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		ds_symbols_lookup(r->p->sym, ev->pid, ip, ctx ? kernel : ip >= 0xffff800000000000ULL,
+				  &si, buf, sizeof(buf));
+		for (size_t k = 0; si.dso && k < r->nr_dsos; k++) {
+			const char *b = strrchr(si.dso, '/');
+
+			if (!strcmp(si.dso, r->dsos[k]) || (b && !strcmp(b + 1, r->dsos[k])))
+				return true;
+		}
+		return false;
+	}
+	return false;
+}
+
+static bool keep(struct report *r, const struct ds_event *ev, const uint64_t *chain,
+		 uint64_t nr)
+{
+	bool ok = !r->nr_comms && !r->nr_pids;
+
+	/* like perf: --comm and --pid each select; a sample passes either */
+	for (size_t i = 0; i < r->nr_comms && !ok; i++)
+		ok = !strcmp(pipeline_comm(r->p, ev), r->comms[i]);
+	for (size_t i = 0; i < r->nr_pids && !ok; i++)
+		ok = ev->pid == r->pids[i];
+	if (ok && r->nr_dsos)
+		ok = dso_match(r, ev, chain, nr);
+	return ok;
+}
+
+static int want_attr(struct report *r, size_t ai);
+
+static bool by_profile(const struct report *r)
+{
+	return r->mode == 't' || r->mode == 'P';
+}
+
+static uint64_t samples_of(const struct report *r, size_t i)
+{
+	if (by_profile(r))
+		return r->profs[i] ? ds_profile_samples(r->profs[i]) : 0;
+	return r->folds[i] ? ds_fold_samples(r->folds[i]) : 0;
+}
+
 static int report_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct report *r = arg;
 	struct ds_frames view;
+	uint64_t nochain[2];
+	const uint64_t *chain = o->chain;
+	uint64_t nr = o->nr;
+	bool have_period = o->ev->have & DS_EV_PERIOD;
+	size_t ai;
 	int err;
 
 	if (o->kind == DS_OUT_RECORD)
 		return 0;
+	ai = ds_reader_attr_index(r->p->rd, o->ev->hdr);
+	err = want_attr(r, ai);
+	if (err <= 0)
+		return err;
 	if (o->kind == DS_OUT_NOCHAIN) {
-		uint64_t chain[2] = { sample_is_kernel(o->ev) ? PERF_CONTEXT_KERNEL
-							      : PERF_CONTEXT_USER, o->ev->ip };
-
-		err = ds_symbolize_chain(r->p->sym, o->ev->pid, chain, 2, &r->fr);
-	} else {
-		err = ds_symbolize_chain(r->p->sym, o->ev->pid, o->chain, o->nr, &r->fr);
+		nochain[0] = sample_is_kernel(o->ev) ? PERF_CONTEXT_KERNEL : PERF_CONTEXT_USER;
+		nochain[1] = o->ev->ip;
+		chain = nochain;
+		nr = 2;
 	}
+	if (!keep(r, o->ev, chain, nr))
+		return 0;
+	if (by_profile(r)) {
+		char nbuf[64];
+		const char *event = pipeline_event(r->p, o->ev->hdr, nbuf, sizeof(nbuf));
+
+		if (!r->profs[ai] && ds_profile_new(&r->profs[ai]))
+			return -ENOMEM;
+		/* weights are periods, as perf report's are */
+		return ds_profile_add(r->profs[ai], r->p->sym, pipeline_comm(r->p, o->ev),
+				      o->ev->pid, event, chain, nr, have_period ? o->ev->period : 0,
+				      o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]"
+								    : NULL);
+	}
+	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
+		return -ENOMEM;
+	err = ds_symbolize_chain(r->p->sym, o->ev->pid, chain, nr, &r->fr);
 	if (err)
 		return err;
 	view = r->fr;
@@ -52,11 +150,15 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 		view.names = r->names;
 		view.nr = r->fr.nr + 1;
 	}
-	return ds_fold_add(r->fold, pipeline_comm(r->p, o->ev), &view, 1);
+	/* weighted by period, as perf report is: samples of a frequency-driven
+	 * event are not worth the same */
+	return ds_fold_add_weighted(r->folds[ai], pipeline_comm(r->p, o->ev), &view, 1,
+				    have_period ? o->ev->period : 1);
 }
 
-/* The SVG goes to a temp file renamed into place on success. */
-static int write_svg(const struct ds_fold *fold, const char *path, const char *title)
+/* The SVG or pprof file goes to a temp file renamed into place on success. */
+static int write_out(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
+		     const char *path, const char *title)
 {
 	struct outfile of;
 	FILE *f;
@@ -73,7 +175,10 @@ static int write_svg(const struct ds_fold *fold, const char *path, const char *t
 		outfile_abort(&of);
 		return err;
 	}
-	err = ds_fold_write_svg(fold, f, title);
+	if (mode == 'P')
+		err = ds_profile_write_pprof(prof, f);
+	else
+		err = ds_fold_write_svg(fold, f, title);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -88,24 +193,270 @@ static int write_svg(const struct ds_fold *fold, const char *path, const char *t
 static void usage_report(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack report [-i FILE] [-k KALLSYMS] [--text | --folded | --svg OUT.svg]\n"
-		"                         [--top N]\n"
+		"usage: deferstack report [-i FILE|-] [-k KALLSYMS]\n"
+		"                         [--text | --folded | --svg OUT.svg | --pprof OUT.pb.gz]\n"
+		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
+		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
+		"                         [--event NAME] [--force-symbols]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
 		"time order, stitch deferred user callchains and print:\n"
-		"  --text        top functions (self/total) and top stacks (default)\n"
+		"  --text        perf-report-like table: Children (inclusive) and Self\n"
+		"                overhead per row, one section per event (default)\n"
 		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
-		"  --svg FILE    a self-contained SVG flame graph\n"
-		"  -i FILE       input (default perf.data)\n"
+		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
+		"  --pprof FILE  gzipped pprof profile.proto (go tool pprof, Pyroscope,\n"
+		"                Parca, Grafana)\n"
+		"  -i FILE       input (default perf.data; -: standard input, pipe mode)\n"
 		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
 		"                /proc/kallsyms)\n"
-		"  --top N       rows per table in --text (default 20)\n"
+		"  -s, --sort KEYS  row keys for --text, comma-separated: comm, pid, dso, sym\n"
+		"                (default comm,dso,sym); 'overhead' orders by self (the\n"
+		"                default), 'children' by inclusive overhead\n"
+		"  --children    order --text rows by inclusive overhead\n"
+		"  -g, --call-graph caller|callee|none[,MIN]\n"
+		"                call graph under each --text row: caller (from main down)\n"
+		"                or callee (from the function up); branches under MIN %%\n"
+		"                (default 0.5) hidden\n"
+		"  --comm LIST, --pid LIST\n"
+		"                only samples of these commands or pids (comma-separated)\n"
+		"  --dso LIST    only samples whose own frame is in these objects (base\n"
+		"                name or path; [kernel.kallsyms], [vdso])\n"
+		"  --top N       rows per section in --text (default 20)\n"
+		"  -e, --event NAME  only the samples of event NAME (e.g. cpu-clock);\n"
+		"                --folded, --svg and --pprof show one event: without\n"
+		"                --event, the first with samples\n"
+		"  --force-symbols  symbolize objects whose build-id differs from the\n"
+		"                recorded one (by default their frames are addresses)\n"
+		"Every output is weighted by the samples' periods, like perf report.\n"
 		"Samples whose deferred record never came are shown under\n"
 		"'[user stack not stitched]'. A summary goes to stderr.\n");
 }
 
 static const char *out_name(int mode)
 {
-	return mode == 'f' ? "folded" : mode == 's' ? "svg" : "text";
+	return mode == 'f' ? "folded" : mode == 's' ? "svg" : mode == 'P' ? "pprof" : "text";
+}
+
+/* NAME selects an event named NAME, or NAME with a modifier ("cpu-clock"
+ * selects "cpu-clock:u", as perf's names carry them). */
+static bool event_matches(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strcmp(name, want) || (!strncmp(name, want, n) && name[n] == ':');
+}
+
+/* Does --event select the file's attr ai?  1 yes, 0 no, -ENOMEM. */
+static int want_attr(struct report *r, size_t ai)
+{
+	char buf[64];
+
+	if (ai >= r->nr_ev) {
+		size_t n = ai + 1, old = r->nr_ev;
+		struct ds_profile **pv = realloc(r->profs, n * sizeof(*pv));
+		struct ds_fold **fv;
+		signed char *w;
+
+		if (!pv)
+			return -ENOMEM;
+		r->profs = pv;
+		fv = realloc(r->folds, n * sizeof(*fv));
+		if (!fv)
+			return -ENOMEM;
+		r->folds = fv;
+		w = realloc(r->want, n);
+		if (!w)
+			return -ENOMEM;
+		r->want = w;
+		for (size_t i = old; i < n; i++) {
+			r->profs[i] = NULL;
+			r->folds[i] = NULL;
+			r->want[i] = -1;
+		}
+		r->nr_ev = n;
+	}
+	if (r->want[ai] < 0) {
+		const struct ds_attr *a = ds_reader_attr(r->p->rd, ai);
+
+		r->want[ai] = !r->event ||
+			      (a && event_matches(ds_attr_name(a, buf, sizeof(buf)), r->event));
+	}
+	return r->want[ai];
+}
+
+/* --event NAME must name one of the file's events: -ENOENT (said so). */
+static int check_event(const struct report *r, const char *in)
+{
+	const struct ds_reader *rd = r->p->rd;
+	char buf[64], list[512] = "";
+
+	if (!r->event)
+		return 0;
+	for (size_t i = 0; i < ds_reader_nr_attrs(rd); i++) {
+		const char *name = ds_attr_name(ds_reader_attr(rd, i), buf, sizeof(buf));
+
+		if (event_matches(name, r->event))
+			return 0;
+		if (strlen(list) + strlen(name) + 3 < sizeof(list))
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", name);
+	}
+	die_msg("%s: no event '%s' in the recording (events: %s)", in, r->event, list);
+	return -ENOENT;
+}
+
+/* The events that got samples, in the file's attr order. */
+static size_t events_with_samples(const struct report *r, size_t *first)
+{
+	size_t n = 0;
+
+	for (size_t i = r->nr_ev; i-- > 0;) {
+		if (samples_of(r, i)) {
+			*first = i;
+			n++;
+		}
+	}
+	return n;
+}
+
+static const char *event_name(const struct report *r, size_t i, char *buf, size_t len)
+{
+	return ds_attr_name(ds_reader_attr(r->p->rd, i), buf, len);
+}
+
+/* perf report's table, one section per event with samples (none: the
+ * empty table) */
+static int write_text(const struct report *r, const struct ds_text_opts *to)
+{
+	char buf[64];
+	size_t first = 0, n = events_with_samples(r, &first);
+	struct ds_profile *empty;
+	int err = 0;
+
+	if (!n) {
+		err = ds_profile_new(&empty);
+		if (!err)
+			err = ds_profile_write_text(empty, stdout, to);
+		ds_profile_free(empty);
+		return err;
+	}
+	for (size_t i = first; i < r->nr_ev && !err; i++) {
+		if (!samples_of(r, i))
+			continue;
+		printf("# ======== event '%s'\n", event_name(r, i, buf, sizeof(buf)));
+		err = ds_profile_write_text(r->profs[i], stdout, to);
+		if (!err)
+			printf("\n");
+	}
+	return err;
+}
+
+/* Split a comma-separated option value in place. */
+static int split_list(char *s, const char *opt, const char **out, size_t *n)
+{
+	for (char *save = NULL, *t = strtok_r(s, ",", &save); t;
+	     t = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_FILTER) {
+			die_msg("report: %s: at most %d values", opt, MAX_FILTER);
+			return -1;
+		}
+		out[(*n)++] = t;
+	}
+	if (!*n) {
+		die_msg("report: %s needs a value", opt);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_sort(char *s, struct ds_text_opts *to)
+{
+	const char *keys[8];
+	size_t n = 0;
+
+	if (split_list(s, "--sort", keys, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		const char *k = keys[i];
+		enum ds_sort_key v;
+
+		if (!strcmp(k, "overhead")) {
+			to->by_children = false;
+			continue;
+		}
+		if (!strcmp(k, "children")) {
+			to->by_children = true;
+			continue;
+		}
+		if (!strcmp(k, "comm"))
+			v = DS_SORT_COMM;
+		else if (!strcmp(k, "pid"))
+			v = DS_SORT_PID;
+		else if (!strcmp(k, "dso"))
+			v = DS_SORT_DSO;
+		else if (!strcmp(k, "sym") || !strcmp(k, "symbol"))
+			v = DS_SORT_SYM;
+		else {
+			die_msg("report: bad --sort key '%s' (comm, pid, dso, sym, overhead, "
+				"children)", k);
+			return -1;
+		}
+		for (size_t j = 0; j < to->nr_keys; j++) {
+			if (to->keys[j] == v) {
+				die_msg("report: --sort key '%s' given twice", k);
+				return -1;
+			}
+		}
+		to->keys[to->nr_keys++] = v;
+	}
+	return 0;
+}
+
+static int parse_graph(const char *s, struct ds_text_opts *to)
+{
+	const char *comma = strchr(s, ',');
+	size_t l = comma ? (size_t)(comma - s) : strlen(s);
+
+	if (l == 6 && !strncmp(s, "caller", 6))
+		to->graph = DS_GRAPH_CALLER;
+	else if (l == 6 && !strncmp(s, "callee", 6))
+		to->graph = DS_GRAPH_CALLEE;
+	else if (l == 4 && !strncmp(s, "none", 4))
+		to->graph = DS_GRAPH_NONE;
+	else {
+		die_msg("report: bad -g '%s' (caller, callee or none, then ,MIN%%)", s);
+		return -1;
+	}
+	if (comma) {
+		char *end;
+
+		errno = 0;
+		to->graph_min = strtod(comma + 1, &end);
+		if (errno || end == comma + 1 || *end || !(to->graph_min >= 0) ||
+		    to->graph_min > 100) {
+			die_msg("report: bad -g threshold '%s' (a percentage, 0 to 100)",
+				comma + 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static int parse_pids(char *s, struct report *r)
+{
+	const char *v[MAX_FILTER];
+	size_t n = 0;
+
+	if (split_list(s, "--pid", v, &n))
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned long pid;
+
+		if (parse_ulong("--pid", v[i], 0, UINT32_MAX, &pid))
+			return -1;
+		r->pids[r->nr_pids++] = (uint32_t)pid;
+	}
+	return 0;
 }
 
 int cmd_report(int argc, char **argv)
@@ -115,86 +466,171 @@ int cmd_report(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "text", no_argument, NULL, 't' },
 		{ "folded", no_argument, NULL, 'f' },
-		{ "svg", required_argument, NULL, 's' },
+		{ "svg", required_argument, NULL, 'V' },
+		{ "pprof", required_argument, NULL, 'P' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "children", no_argument, NULL, 'C' },
+		{ "call-graph", required_argument, NULL, 'g' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "comms", required_argument, NULL, 'c' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "dso", required_argument, NULL, 'd' },
+		{ "dsos", required_argument, NULL, 'd' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "force-symbols", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *in = "perf.data", *ks = NULL, *svg = NULL;
-	char ksbuf[4096];
-	int mode = 0, c, err;
+	const char *in = "perf.data", *ks = NULL, *outpath = NULL;
+	char ksbuf[4096], nbuf[64];
+	int mode = 0, c, err, rc = 2, sym = PL_SYMBOLS;
 	unsigned long top = 20;
+	struct ds_text_opts to = { .sz = sizeof(to), .graph_min = 0.5 };
+	bool text_opts = false, ran = false;
+	struct ds_fold *empty_fold = NULL;
+	struct ds_profile *empty_prof = NULL;
 	struct pipeline p;
 	struct report r;
+	size_t first = 0, nev;
 
-	while ((c = getopt_long(argc, argv, "i:k:h", opts, NULL)) != -1) {
+	memset(&r, 0, sizeof(r));
+	while ((c = getopt_long(argc, argv, "i:k:s:g:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
-		case 't': case 'f': case 's':
-			/* one output: --text, --folded or --svg */
+		case 'e': r.event = optarg; break;
+		case 't': case 'f': case 'V': case 'P':
+			/* one output: --text, --folded, --svg or --pprof */
+			if (c == 'V')
+				c = 's';
 			if (mode && mode != c) {
 				die_msg("report: --%s and --%s are mutually exclusive",
 					out_name(mode), out_name(c));
-				return 2;
+				goto out;
 			}
 			mode = c;
-			if (c == 's')
-				svg = optarg;
+			if (c == 's' || c == 'P')
+				outpath = optarg;
 			break;
 		case 'n':
 			if (parse_ulong("--top", optarg, 1, 1000000, &top))
-				return 2;
+				goto out;
 			break;
+		case 's':
+			if (parse_sort(optarg, &to))
+				goto out;
+			text_opts = true;
+			break;
+		case 'C':
+			to.by_children = true;
+			text_opts = true;
+			break;
+		case 'g':
+			if (parse_graph(optarg, &to))
+				goto out;
+			text_opts = true;
+			break;
+		case 'c':
+			if (split_list(optarg, "--comm", r.comms, &r.nr_comms))
+				goto out;
+			break;
+		case 'p':
+			if (parse_pids(optarg, &r))
+				goto out;
+			break;
+		case 'd':
+			if (split_list(optarg, "--dso", r.dsos, &r.nr_dsos))
+				goto out;
+			break;
+		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
 		case 'h': usage_report(stdout); return 0;
-		default: usage_report(stderr); return 2;
+		default: usage_report(stderr); goto out;
 		}
 	}
 	if (optind != argc) {
 		usage_report(stderr);
-		return 2;
+		goto out;
 	}
 	if (!mode)
 		mode = 't';
+	if (text_opts && mode != 't') {
+		die_msg("report: --sort, --children and -g are for --text, not --%s",
+			out_name(mode));
+		goto out;
+	}
+	rc = 1;
+	to.top = top;
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
-	memset(&r, 0, sizeof(r));
 	r.p = &p;
-	if (ds_fold_new(&r.fold))
-		return 1;
-	if (svg && same_file(in, svg)) {
-		die_msg("%s and %s are the same file: give another --svg", in, svg);
-		ds_fold_free(r.fold);
-		return 1;
+	r.mode = mode;
+	if (outpath && same_file(in, outpath)) {
+		die_msg("%s and %s are the same file: give another --%s", in, outpath,
+			out_name(mode));
+		goto out;
 	}
-	err = pipeline_run(&p, in, ks, true, report_cb, &r);
-	if (!err) {
-		switch (mode) {
-		case 'f':
-			err = ds_fold_write(r.fold, stdout);
-			if (!err)
-				err = finish_stdout();
-			else if (err != -ENOMEM)
-				die_msg("writing standard output: %s", strerror(-err));
-			break;
-		case 's':
-			err = write_svg(r.fold, svg, in);
-			break;
-		default:
-			err = ds_fold_write_text(r.fold, stdout, (size_t)top);
-			if (!err)
-				print_summary(stdout, &p.st.st);
-			if (!err)
-				err = finish_stdout();
-			else if (err != -ENOMEM)
-				die_msg("writing standard output: %s", strerror(-err));
-		}
+	ran = true;
+	err = pipeline_run(&p, in, ks, sym, report_cb, &r);
+	if (!err)
+		err = check_event(&r, in);
+	if (err)
+		goto done;
+	/* folded stacks, flame graphs and pprof files are one profile: one
+	 * event */
+	nev = events_with_samples(&r, &first);
+	if (mode != 't' && nev > 1)
+		die_msg("note: %s has samples of %zu events; --%s shows '%s' (choose one "
+			"with --event NAME)", in, nev, out_name(mode),
+			event_name(&r, first, nbuf, sizeof(nbuf)));
+	if (mode == 'P' && !nev)
+		err = ds_profile_new(&empty_prof);
+	else if ((mode == 'f' || mode == 's') && !nev)
+		err = ds_fold_new(&empty_fold);
+	if (err)
+		goto done;
+	switch (mode) {
+	case 'f':
+		err = ds_fold_write(nev ? r.folds[first] : empty_fold, stdout);
 		if (!err)
-			print_summary(stderr, &p.st.st);
+			err = finish_stdout();
+		else if (err != -ENOMEM)
+			die_msg("writing standard output: %s", strerror(-err));
+		break;
+	case 's':
+		err = write_out(mode, nev ? r.folds[first] : empty_fold, NULL, outpath, in);
+		break;
+	case 'P':
+		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in);
+		break;
+	default:
+		err = write_text(&r, &to);
+		if (!err)
+			print_pipeline_summary(stdout, &p);
+		if (!err)
+			err = finish_stdout();
+		else if (err != -ENOMEM)
+			die_msg("writing standard output: %s", strerror(-err));
 	}
+	if (!err)
+		print_pipeline_summary(stderr, &p);
+done:
+	if (err == -ENOMEM)
+		die_msg("report: out of memory");
+	rc = err ? 1 : 0;
+out:
+	if (ran)
+		pipeline_close(&p);
 	ds_frames_free(&r.fr);
 	free(r.names);
-	ds_fold_free(r.fold);
-	pipeline_close(&p);
-	return err ? 1 : 0;
+	for (size_t i = 0; i < r.nr_ev; i++) {
+		ds_profile_free(r.profs[i]);
+		ds_fold_free(r.folds[i]);
+	}
+	free(r.profs);
+	free(r.folds);
+	free(r.want);
+	ds_fold_free(empty_fold);
+	ds_profile_free(empty_prof);
+	return rc;
 }

@@ -44,12 +44,29 @@ static int stdout_failed(void)
 	return err;
 }
 
+/* One frame like perf script: address, symbol+offset, (object). */
+static void print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+{
+	struct ds_sym_info si;
+	char buf[256];
+
+	ds_symbols_lookup(s->p->sym, ev->pid, ip, kernel, &si, buf, sizeof(buf));
+	printf("\t%16" PRIx64 " ", ip);
+	if (si.sym)
+		printf("%s+0x%" PRIx64, si.sym, si.sym_off);
+	else if (si.dso && si.dso[0] == '[')
+		printf("[unknown]");
+	else
+		printf("%s", si.dso ? "[unknown]" : si.name);
+	printf(" (%s)\n", si.dso ? si.dso : "[unknown]");
+}
+
 static int script_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct script *s = arg;
 	const struct ds_event *ev = o->ev;
-	char buf[128];
 	bool kernel = false, ctx = false;
+	char nbuf[64];
 
 	if (o->kind == DS_OUT_RECORD) {
 		if (!s->all)
@@ -70,9 +87,12 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 		printf("\n");
 		return stdout_failed();
 	}
-	printf("%-16s %6u/%-6u [%03u] %llu.%06llu: ", pipeline_comm(s->p, ev), ev->pid, ev->tid,
-	       ev->cpu, (unsigned long long)(ev->time / 1000000000),
-	       (unsigned long long)(ev->time % 1000000000 / 1000));
+	/* like perf script: comm pid/tid [cpu] time: period event: */
+	printf("%-16s %6u/%-6u [%03u] %llu.%06llu: %10" PRIu64 " %s: ", pipeline_comm(s->p, ev),
+	       ev->pid, ev->tid, ev->cpu, (unsigned long long)(ev->time / 1000000000),
+	       (unsigned long long)(ev->time % 1000000000 / 1000),
+	       (ev->have & DS_EV_PERIOD) ? ev->period : 1,
+	       pipeline_event(s->p, ev->hdr, nbuf, sizeof(nbuf)));
 	switch (o->kind) {
 	case DS_OUT_STITCHED:
 		printf("stitched cookie=%#" PRIx64 "%s\n", o->cookie,
@@ -86,8 +106,11 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 		printf("complete\n");
 		break;
 	default:
-		printf("no-callchain ip=%#" PRIx64 "\n", ev->ip);
-		return 0;
+		printf("no-callchain\n");
+		print_frame(s, ev, ev->ip, (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+					   PERF_RECORD_MISC_KERNEL);
+		printf("\n");
+		return stdout_failed();
 	}
 	for (uint64_t i = 0; i < o->nr; i++) {
 		uint64_t ip = o->chain[i];
@@ -99,10 +122,7 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 				i++;
 			continue;
 		}
-		printf("\t%16" PRIx64 " %s\n", ip,
-		       ds_symbols_resolve(s->p->sym, ev->pid, ip,
-					  ctx ? kernel : ip >= 0xffff800000000000ULL, buf,
-					  sizeof(buf)));
+		print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL);
 	}
 	printf("\n");
 	return stdout_failed();
@@ -111,13 +131,16 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 static void usage_script(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack script [-i FILE] [-k KALLSYMS] [-a|--all]\n"
-		"Print every sample (perf-script-like): comm, pid/tid, [cpu], time, the\n"
-		"stitch status (stitched / kernel-only with the reason / complete), the\n"
-		"cookie, and the symbolized frames, leaf first.\n"
-		"  -i FILE    input (default perf.data)\n"
+		"usage: deferstack script [-i FILE|-] [-k KALLSYMS] [-a|--all] [--force-symbols]\n"
+		"Print every sample like perf script: comm, pid/tid, [cpu], time, period,\n"
+		"event, then the stitch status (stitched / kernel-only with the reason /\n"
+		"complete) and the cookie, and the frames, leaf first: address,\n"
+		"symbol+offset (or [unknown]) and (object).\n"
+		"  -i FILE    input (default perf.data; -: standard input, pipe mode)\n"
 		"  -k FILE    kallsyms (default FILE.kallsyms, then /proc/kallsyms)\n"
-		"  -a, --all  also print non-sample records (deferred, mmap, comm, ...)\n");
+		"  -a, --all  also print non-sample records (deferred, mmap, comm, ...)\n"
+		"  --force-symbols  symbolize objects whose build-id differs from the\n"
+		"             recorded one (by default their frames are addresses)\n");
 }
 
 int cmd_script(int argc, char **argv)
@@ -126,6 +149,7 @@ int cmd_script(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "all", no_argument, NULL, 'a' },
+		{ "force-symbols", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -133,13 +157,14 @@ int cmd_script(int argc, char **argv)
 	char ksbuf[4096];
 	struct pipeline p;
 	struct script s = { &p, false };
-	int c, err;
+	int c, err, sym = PL_SYMBOLS;
 
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
 		case 'k': ks = optarg; break;
 		case 'a': s.all = true; break;
+		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
 		case 'h': usage_script(stdout); return 0;
 		default: usage_script(stderr); return 2;
 		}
@@ -150,11 +175,11 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
-	err = pipeline_run(&p, in, ks, true, script_cb, &s);
+	err = pipeline_run(&p, in, ks, sym, script_cb, &s);
 	if (!err)
 		err = finish_stdout();
 	if (!err)
-		print_summary(stderr, &p.st.st);
+		print_pipeline_summary(stderr, &p);
 	pipeline_close(&p);
 	return err ? 1 : 0;
 }

@@ -27,6 +27,12 @@
 extern "C" {
 #endif
 
+/* What libdeferstack.so exports (built with -fvisibility=hidden; the
+ * versioned list is lib/libdeferstack.map). */
+#ifndef DS_API
+#define DS_API __attribute__((visibility("default")))
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Parsed records                                                       */
 /* ------------------------------------------------------------------ */
@@ -41,6 +47,7 @@ enum {
 	DS_EV_PERIOD = 1u << 5,
 	DS_EV_CALLCHAIN = 1u << 6,
 	DS_EV_STREAM_ID = 1u << 7,
+	DS_EV_USER_IP = 1u << 8,
 };
 
 /*
@@ -61,6 +68,8 @@ struct ds_event {
 	uint32_t cpu;
 	uint64_t ip;
 	uint64_t period;
+	/* the user ip from PERF_SAMPLE_REGS_USER (ds_event_parse_attr) */
+	uint64_t user_ip;
 	/* PERF_RECORD_SAMPLE callchain (all contexts, raw) */
 	uint64_t nr;
 	const uint64_t *chain;
@@ -81,7 +90,7 @@ struct ds_event {
 };
 
 /* Bytes of the sample_id trailer for a given sample_type. */
-size_t ds_sample_id_size(uint64_t sample_type);
+DS_API size_t ds_sample_id_size(uint64_t sample_type);
 
 /*
  * Parse one record of rec_len bytes (rec_len == hdr->size).  sample_type is
@@ -90,18 +99,27 @@ size_t ds_sample_id_size(uint64_t sample_type);
  * Returns 0 or -EINVAL when a length or count does not fit the record.
  * Unsupported sample_type bits before CALLCHAIN (READ) give -EOPNOTSUPP.
  */
-int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
+DS_API int ds_event_parse(const void *rec, size_t rec_len, uint64_t sample_type,
 		   bool sample_id_all, struct ds_event *ev);
 
+/*
+ * The same with the whole attr: also reads the fields after the callchain
+ * that need more than sample_type (RAW, BRANCH_STACK, REGS_USER) to find
+ * the user ip of PERF_SAMPLE_REGS_USER (user_ip, DS_EV_USER_IP).
+ */
+DS_API int ds_event_parse_attr(const void *rec, size_t rec_len,
+			       const struct perf_event_attr *attr, bool sample_id_all,
+			       struct ds_event *ev);
+
 /* Name of a record type ("SAMPLE", "CALLCHAIN_DEFERRED", ..., "UNKNOWN"). */
-const char *ds_record_name(uint32_t type);
+DS_API const char *ds_record_name(uint32_t type);
 
 /*
  * Build a copy of sample ev with its callchain replaced by chain[nr] into
  * out (capacity out_cap bytes).  Returns the new record size or -ENOSPC /
  * -EINVAL (ev has no callchain, size over 65535).
  */
-int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *chain,
+DS_API int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *chain,
 			    uint64_t nr, void *out, size_t out_cap);
 
 /* ------------------------------------------------------------------ */
@@ -123,23 +141,45 @@ struct ds_ring {
 };
 
 /* base/len: the mmap()ed area (1 + 2^n pages); page_size: system page. */
-int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size);
-void ds_ring_destroy(struct ds_ring *r);
+DS_API int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size);
+DS_API void ds_ring_destroy(struct ds_ring *r);
 /* Snapshot data_head; returns the number of unread bytes. */
-uint64_t ds_ring_begin(struct ds_ring *r);
+DS_API uint64_t ds_ring_begin(struct ds_ring *r);
 /*
  * Next record in [tail, head): *rec points into the buffer or the scratch
  * copy, valid until the next call.  Returns 1 (got one), 0 (no more) or
  * -EINVAL (size 0, smaller than a header, or larger than what is there).
  * On -EINVAL the reader skips to head so the kernel can go on writing.
  */
-int ds_ring_next(struct ds_ring *r, const struct perf_event_header **rec);
+DS_API int ds_ring_next(struct ds_ring *r, const struct perf_event_header **rec);
 /* Publish data_tail = tail (release) so the kernel may reuse the space. */
-void ds_ring_end(struct ds_ring *r);
+DS_API void ds_ring_end(struct ds_ring *r);
 
 /* ------------------------------------------------------------------ */
 /* perf.data files                                                      */
 /* ------------------------------------------------------------------ */
+
+/* One object's build-id, as perf's HEADER_BUILD_ID feature holds them
+ * (perf's BUILD_ID_SIZE: longer ids are cut to 20 bytes, as perf does). */
+#define DS_BUILD_ID_MAX 20
+struct ds_build_id {
+	int32_t pid;		/* -1: the host (what perf writes) */
+	bool kernel;		/* the kernel or a module (misc KERNEL), else user */
+	uint8_t size;		/* bytes of id (20 for a GNU sha1 build-id) */
+	uint8_t id[DS_BUILD_ID_MAX];
+	char *path;		/* the object's path, "[kernel.kallsyms]" */
+};
+
+/* The NT_GNU_BUILD_ID of an ELF file (regular files only, never blocks),
+ * of the running kernel (/sys/kernel/notes), or in a buffer of ELF notes
+ * (align 4 or 8): the id's length (at most cap bytes copied), -ENOENT
+ * without one, -ENOEXEC not ELF, or another -errno. */
+DS_API int ds_build_id_of_file(const char *path, uint8_t *id, size_t cap);
+DS_API int ds_build_id_of_kernel(uint8_t *id, size_t cap);
+DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
+			   size_t cap);
+/* Lower-case hex of id into out (len >= 2 n + 1); returns out. */
+DS_API char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
 
 struct ds_attr {
 	struct perf_event_attr attr;	/* padded/truncated to our size */
@@ -148,46 +188,66 @@ struct ds_attr {
 	char *name;			/* from HEADER_EVENT_DESC, may be NULL */
 };
 
-/* Reader of a PERFILE2 file (little-endian, file mode, not pipe mode). */
-struct ds_reader {
-	FILE *f;
-	uint64_t file_size;
-	uint64_t data_off, data_size, pos;
-	struct ds_attr *attrs;
-	size_t nr_attrs;
-	bool sample_id_all;
-	bool use_identifier;	/* look attrs up by PERF_SAMPLE_IDENTIFIER */
-	/* id -> attr: open addressing, id_attr[i] = attr index + 1, 0 = free;
-	 * the first attr that lists an id wins */
-	uint64_t *id_keys;
-	uint32_t *id_attr;
-	size_t id_cap;
-	uint64_t feat_bits[4];
-	uint8_t *buf;		/* current record, 8-byte aligned */
-	size_t buf_cap;
-	/* The header says data size 0 and has no features: the writer never
-	 * finished (e.g. the recorder was killed).  The data runs to the end of
-	 * the file; a cut last record ends it, its bytes counted in trailing. */
-	bool unfinished;
-	uint64_t trailing;
-	char err[160];		/* human-readable reason of the last error */
+/*
+ * Reader of a PERFILE2 stream (little-endian): file mode (seekable) or
+ * pipe mode (perf record -o -: attrs, names and build-ids arrive as
+ * records; from a file or a pipe).  Opaque.
+ */
+struct ds_reader;
+
+struct ds_reader_opts {
+	size_t sz;		/* sizeof(struct ds_reader_opts) */
+	char *errbuf;		/* on failure: a one-line reason naming the input */
+	size_t errbuf_len;
 };
 
-/* Open and validate header, attrs, ids, event names.  -EINVAL/-EIO/... */
-int ds_reader_open(struct ds_reader *r, const char *path);
-void ds_reader_close(struct ds_reader *r);
+/* Open and validate header, attrs, ids, event names, build-ids.  path must
+ * be a regular file (a FIFO, directory or device is refused, never
+ * waited on).  -EINVAL/-EIO/-EOPNOTSUPP/... with the reason in errbuf. */
+DS_API int ds_reader_open(struct ds_reader **out, const char *path,
+			  const struct ds_reader_opts *opts);
+/* The same over an fd that may also be a pipe or socket (pipe mode only
+ * there: a file-mode stream needs seeking); the reader owns fd (closes
+ * it), also on failure; name is for messages. */
+DS_API int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
+		      const struct ds_reader_opts *opts);
+DS_API void ds_reader_close(struct ds_reader *r);
 /*
- * Next record of the data section.  Returns 1 with *rec (valid until the
- * next call), 0 at the end of data, or a negative errno (truncated record,
- * size 0/too small, size past the data section).  In an unfinished file a
- * cut last record is the end of data (0, r->trailing set), not an error.
+ * Next record of the data.  Returns 1 with *rec (valid until the next
+ * call), 0 at the end of data, or a negative errno (truncated record,
+ * size 0/too small, size past the data section; ds_reader_error() says
+ * which).  Pipe-mode attr, name and build-id records are taken in, not
+ * returned.  In an unfinished file or a pipe-mode stream a cut last
+ * record is the end of data (0, ds_reader_trailing() bytes), not an error.
  */
-int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
-/* The attr a record belongs to (by IDENTIFIER, else the first attr). */
-const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
+DS_API int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
+/* The reason of the last error. */
+DS_API const char *ds_reader_error(const struct ds_reader *r);
+/* Attrs known so far (pipe mode: grows while reading). */
+DS_API size_t ds_reader_nr_attrs(const struct ds_reader *r);
+DS_API const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
+/* HEADER_BUILD_ID: the objects' build-ids recorded in the file. */
+DS_API const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
+/* The header says data size 0 and has no features: the writer never
+ * finished (e.g. the recorder was killed); the data runs to the end. */
+DS_API bool ds_reader_unfinished(const struct ds_reader *r);
+DS_API bool ds_reader_pipe_mode(const struct ds_reader *r);
+/* Bytes of a cut last record that ended the data. */
+DS_API uint64_t ds_reader_trailing(const struct ds_reader *r);
+/* Data offset of the next record. */
+DS_API uint64_t ds_reader_offset(const struct ds_reader *r);
+/* The attr a record belongs to (by id, else the first attr; NULL before
+ * any attr). */
+DS_API const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 					const struct perf_event_header *rec);
+/* Index of that attr (ds_reader_attr()). */
+DS_API size_t ds_reader_attr_index(const struct ds_reader *r,
+				   const struct perf_event_header *rec);
+/* The event's name: HEADER_EVENT_DESC's, else perf's name of a generic
+ * hardware/software event, else "typeT/configC" written into buf. */
+DS_API const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len);
 /* Parse a record with the right attr. */
-int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
+DS_API int ds_reader_parse(const struct ds_reader *r, const struct perf_event_header *rec,
 		    struct ds_event *ev);
 
 /* Optional header features written by ds_writer. */
@@ -196,15 +256,22 @@ struct ds_writer_info {
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	int argc;
 	char *const *argv;
+	/* HEADER_BUILD_ID: perf's build_id records, one per object */
+	const struct ds_build_id *build_ids;
+	size_t nr_build_ids;
 };
 
-/* Writer of a PERFILE2 file readable by upstream perf (>= 3.x). */
-struct ds_writer {
-	FILE *f;
-	uint64_t data_off, data_size;
-	struct ds_attr *attrs;
-	size_t nr_attrs;
-	int err;
+/* Writer of a PERFILE2 file readable by upstream perf (>= 3.x); features
+ * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID.
+ * Opaque. */
+struct ds_writer;
+
+struct ds_writer_opts {
+	size_t sz;		/* sizeof(struct ds_writer_opts) */
+	/* pipe mode (perf record -o -): a 16-byte header, attrs as
+	 * HEADER_ATTR + EVENT_UPDATE(name) records, build-ids as
+	 * HEADER_BUILD_ID records at the end, never a seek: for pipes */
+	bool pipe;
 };
 
 /*
@@ -212,20 +279,22 @@ struct ds_writer {
  * features) with the attrs and ids, flushed, so that the file is readable
  * even if ds_writer_close() never runs; every round is flushed too.
  * attrs[i].ids are the event ids (PERF_EVENT_IOC_ID), attrs[i].name the
- * event name.  Copies everything.
+ * event name.  Copies everything.  opts NULL: file mode.
  */
-int ds_writer_open(struct ds_writer *w, const char *path, const struct ds_attr *attrs,
-		   size_t nr_attrs);
-/* The same on an open, seekable fd (O_WRONLY); the writer owns fd from
- * now on, also on failure (ds_writer_close() closes it). */
-int ds_writer_open_fd(struct ds_writer *w, int fd, const struct ds_attr *attrs,
-		      size_t nr_attrs);
+DS_API int ds_writer_open(struct ds_writer **out, const char *path,
+			  const struct ds_attr *attrs, size_t nr_attrs,
+			  const struct ds_writer_opts *opts);
+/* The same on an open fd (O_WRONLY; seekable unless opts->pipe); the
+ * writer owns fd from now on, also on failure. */
+DS_API int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
+		      size_t nr_attrs, const struct ds_writer_opts *opts);
 /* Append one record (rec->size bytes) to the data section. */
-int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
+DS_API int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
-int ds_writer_round(struct ds_writer *w);
-/* Write features + final header, close.  Returns the first error seen. */
-int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
+DS_API int ds_writer_round(struct ds_writer *w);
+/* Write features + final header (pipe mode: build-id records), close, free.
+ * Returns the first error seen. */
+DS_API int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /* ------------------------------------------------------------------ */
 /* Time-ordered merge of per-CPU streams                                */
@@ -234,45 +303,45 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 /*
  * k-way merge of per-CPU streams by (time, cpu, arrival): a record not
  * older than the tail of its CPU's queue is appended (O(1), the normal
- * case); one that goes back in time goes into a min-heap of late records
- * (O(log n)), so inputs that keep going back in time, with or without
- * rounds, stay O(n log n) instead of quadratic.  Equal times come out by
- * cpu, then in arrival order.  The smallest record is released when its
- * time is at or below the watermark set by ds_merge_round() (perf's
+ * case); one binary min-heap holds the head of every non-empty queue and
+ * every record that went back in time within its buffer, so each pop is
+ * O(log(CPUs + late records)) and inputs that keep going back in time,
+ * with or without rounds, stay O(n log n).  Equal times come out by cpu,
+ * then in arrival order.  The smallest record is released when its time
+ * is at or below the watermark set by ds_merge_round() (perf's
  * FINISHED_ROUND rule: a round is written after every pass over all
  * buffers, so everything up to the largest time seen before the previous
  * round is final), when more than max_pending records are queued (bounded
  * memory for streams without rounds), or after ds_merge_flush().
  */
-struct ds_merge_node;
-struct ds_merge_q;
-struct ds_merge_late;
-struct ds_merge {
-	struct ds_merge_q *q;		/* per CPU, in time order */
-	size_t nr_q;
-	struct ds_merge_late *late;	/* min-heap of records that went back */
-	size_t nr_late, cap_late;
-	uint64_t seq;		/* arrival counter (stable order) */
-	size_t pending, max_pending;
-	uint64_t max_time_cur, max_time_prev, watermark;
-	bool flushing;
-	struct ds_merge_node *out;	/* last released node, freed on next pop */
-	uint64_t nr_out_of_order;	/* records older than an already released one */
-	uint64_t last_released;
+struct ds_merge;
+
+struct ds_merge_opts {
+	size_t sz;		/* sizeof(struct ds_merge_opts) */
+	size_t max_pending;	/* records queued at most before the oldest is
+				 * released anyway; 0 = default (1M) */
 };
 
-/* max_pending 0 = default (1M records). */
-int ds_merge_init(struct ds_merge *m, size_t max_pending);
-void ds_merge_destroy(struct ds_merge *m);
+/* opts NULL = defaults; -E2BIG: opts with fields this library does not
+ * know set. */
+DS_API int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts);
+DS_API void ds_merge_free(struct ds_merge *m);
+/* Records released after a later one (input older than a round promised). */
+DS_API uint64_t ds_merge_out_of_order(const struct ds_merge *m);
+/* Records queued. */
+DS_API size_t ds_merge_pending(const struct ds_merge *m);
+/* The time the record of the last successful ds_merge_pop() was pushed
+ * with (valid until the next pop). */
+DS_API uint64_t ds_merge_pop_time(const struct ds_merge *m);
 /* Queue a copy of rec (with its parsed time/cpu; no time -> 0, cpu -> 0). */
-int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec,
+DS_API int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec,
 		  uint64_t time, uint32_t cpu);
 /* A FINISHED_ROUND: raise the watermark to the previous round's max time. */
-void ds_merge_round(struct ds_merge *m);
+DS_API void ds_merge_round(struct ds_merge *m);
 /* End of input: release everything. */
-void ds_merge_flush(struct ds_merge *m);
+DS_API void ds_merge_flush(struct ds_merge *m);
 /* Next released record (valid until the next pop), 1 = got, 0 = none yet. */
-int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec);
+DS_API int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec);
 
 /* ------------------------------------------------------------------ */
 /* Stitching deferred callchains                                        */
@@ -316,27 +385,27 @@ struct ds_stitch_stats {
 	uint64_t lost_events, lost_samples, lost_records, unknown, pending_peak;
 };
 
-struct ds_task;
-struct ds_stitcher {
-	struct ds_task **tab;	/* open-addressing tid -> task */
-	size_t tab_cap, tab_used;
+struct ds_stitcher;
+
+struct ds_stitch_opts {
+	size_t sz;		/* sizeof(struct ds_stitch_opts) */
+	/* samples waiting for their record, per task, before the oldest is
+	 * emitted kernel-only (DS_UNM_OVERFLOW); 0 = default (65536) */
 	size_t max_pending_per_task;
-	size_t pending_total;
-	ds_stitch_cb cb;
+	ds_stitch_cb cb;	/* every output; may be NULL */
 	void *cb_arg;
-	uint64_t *chain_buf;
-	size_t chain_cap;
-	struct ds_stitch_stats st;
 };
 
-/* max_pending_per_task 0 = default (65536). */
-int ds_stitch_init(struct ds_stitcher *s, size_t max_pending_per_task, ds_stitch_cb cb,
-		   void *cb_arg);
-void ds_stitch_destroy(struct ds_stitcher *s);
+/* opts NULL = defaults (no callback); -E2BIG as ds_merge_new(). */
+DS_API int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts);
+DS_API void ds_stitch_free(struct ds_stitcher *s);
+DS_API const struct ds_stitch_stats *ds_stitch_get_stats(const struct ds_stitcher *s);
 /* Feed one parsed record, in time order. */
-int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
+DS_API int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev);
 /* End of data: emit all pending samples kernel-only. */
-int ds_stitch_finish(struct ds_stitcher *s);
+DS_API int ds_stitch_finish(struct ds_stitcher *s);
+/* Tasks the stitcher keeps state for (exited ones are forgotten). */
+DS_API size_t ds_stitch_nr_tasks(const struct ds_stitcher *s);
 
 /* ------------------------------------------------------------------ */
 /* Symbolization                                                        */
@@ -344,26 +413,84 @@ int ds_stitch_finish(struct ds_stitcher *s);
 
 struct ds_symbols;
 
+/* An object whose build-id on disk differs from the recorded one (or that
+ * has none any more): path, recorded id, id on disk ("" if none), in hex.
+ * Called once per object, when its first frame is resolved. */
+typedef void (*ds_build_id_warn_fn)(void *arg, const char *path, const char *recorded,
+				    const char *on_disk);
+
+struct ds_symbols_opts {
+	size_t sz;		/* sizeof(struct ds_symbols_opts) */
+	const char *kallsyms;	/* kallsyms text, NULL: none */
+	/* recorded build-ids (ds_reader's), copied: a user object whose file
+	 * now has another build-id is not symbolized (its frames show as
+	 * "[name+0xOFFSET]", the file offset) unless force_symbols */
+	const struct ds_build_id *build_ids;
+	size_t nr_build_ids;
+	bool force_symbols;
+	ds_build_id_warn_fn warn;
+	void *warn_arg;
+};
+
+/* Create with options (NULL: defaults).  -E2BIG: opts of a newer library
+ * with fields this one does not know set. */
+DS_API int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts);
 /* Create; kallsyms may be NULL (kernel frames stay addresses). */
-int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path);
-void ds_symbols_free(struct ds_symbols *s);
+DS_API int ds_symbols_new(struct ds_symbols **out, const char *kallsyms_path);
+DS_API void ds_symbols_free(struct ds_symbols *s);
 /* Track MMAP/MMAP2/COMM/FORK records (others are ignored). */
-int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
+DS_API int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
 /* Symbol name of a user ip of pid or a kernel ip (kernel = true), as
- * "func", "func" from kallsyms, "[module]+0xoff" or "[unknown]".
+ * "func", "func" from kallsyms, "[dso+0xoff]", "[vdso]" or "[unknown]"
+ * (ds_symbols_lookup()'s name).
  * Returned pointer valid until the next call with buf; uses buf[len]. */
-const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
+DS_API const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
-/* Last COMM seen for tid (or pid), or NULL. */
-const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
+/* What an ip resolves to: a plain view filled by ds_symbols_lookup().
+ * Pointers stay valid until ds_symbols_free(), name until the next use of
+ * the caller's buf. */
+struct ds_sym_info {
+	const char *name;	/* to display: the symbol, "[dso+0xoff]" when the
+				 * object has no symbol there (like perf) or is
+				 * not symbolized (build-id mismatch), "[vdso]",
+				 * "[kernel.kallsyms]" or "[unknown]" */
+	const char *sym;	/* symbol (C++ demangled), NULL if none */
+	uint64_t sym_off;	/* ip - symbol start */
+	const char *dso;	/* mapped file's path, "[vdso]", "[kernel.kallsyms]";
+				 * NULL when no mapping covers ip */
+	const char *dso_short;	/* its base name */
+	uint64_t dso_off;	/* user: file offset of ip (perf's map_ip);
+				 * kernel: ip */
+	uint64_t map_start, map_end, map_pgoff;	/* user mapping of ip */
+	/* the object's build-id: the recorded one (ds_symbols_opts), else
+	 * the file's, when read; at most DS_BUILD_ID_MAX bytes */
+	const unsigned char *build_id;
+	size_t build_id_len;
+	bool kernel;
+	bool mismatch;		/* the file's build-id is not the recorded one */
+};
+
+/*
+ * Resolve ip of pid (kernel: through kallsyms).  User ips are resolved
+ * through the file the MMAP record mapped there and its debug file, found
+ * by libdwfl: /usr/lib/debug/.build-id/xx/yyyy.debug (dbg/dbgsym
+ * packages), .gnu_debuglink (next to the file, .debug/, /usr/lib/debug),
+ * MiniDebugInfo (.gnu_debugdata).  An object whose build-id differs from
+ * the recorded one is not symbolized (unless force_symbols).  Always 0 (no
+ * mapping: "[unknown]").
+ */
+DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			     struct ds_sym_info *out, char *buf, size_t len);
+/* Last COMM seen for tid (or pid), "swapper" for tid 0, or NULL. */
+DS_API const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
 /* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
  * regular file is read (-EISDIR, -EINVAL for a FIFO or socket); a
  * character device such as /dev/null means no kernel symbols (0).  Files
  * named by MMAP records are likewise opened without blocking and read only
  * when regular. */
-int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
+DS_API int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path);
 /* Kernel text start ("_text") from the loaded kallsyms, 0 if unknown. */
-uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);
+DS_API uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);
 
 /* Iterate a callchain in root->leaf order as symbol names (for callers
  * that build stacks): frames[] receives at most max names copied into
@@ -374,9 +501,9 @@ struct ds_frames {
 	char *store;
 	size_t store_len, store_cap;
 };
-void ds_frames_reset(struct ds_frames *f);
-void ds_frames_free(struct ds_frames *f);
-int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
+DS_API void ds_frames_reset(struct ds_frames *f);
+DS_API void ds_frames_free(struct ds_frames *f);
+DS_API int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
 		       uint64_t nr, struct ds_frames *out);
 
 /* ------------------------------------------------------------------ */
@@ -384,18 +511,86 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 /* ------------------------------------------------------------------ */
 
 struct ds_fold;
-int ds_fold_new(struct ds_fold **out);
-void ds_fold_free(struct ds_fold *f);
-/* Add count to the stack "comm;root;...;leaf" (frames root->leaf). */
-int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
+DS_API int ds_fold_new(struct ds_fold **out);
+DS_API void ds_fold_free(struct ds_fold *f);
+/* Add count samples of weight count to the stack "comm;root;...;leaf"
+ * (frames root->leaf). */
+DS_API int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *frames,
 		uint64_t count);
-uint64_t ds_fold_total(const struct ds_fold *f);
+/* The same with a weight other than the number of samples (their periods:
+ * a profile weighted like perf report's). */
+DS_API int ds_fold_add_weighted(struct ds_fold *f, const char *comm,
+				const struct ds_frames *frames, uint64_t samples,
+				uint64_t weight);
+/* Total weight, and number of samples, added. */
+DS_API uint64_t ds_fold_total(const struct ds_fold *f);
+DS_API uint64_t ds_fold_samples(const struct ds_fold *f);
 /* Folded output, one "a;b;c count" per line, sorted by stack. */
-int ds_fold_write(const struct ds_fold *f, FILE *out);
-/* Top functions (self and total) and top stacks. */
-int ds_fold_write_text(const struct ds_fold *f, FILE *out, size_t top);
-/* Self-contained SVG flame graph. */
-int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
+DS_API int ds_fold_write(const struct ds_fold *f, FILE *out);
+/* Self-contained interactive SVG flame graph (search, click-to-zoom): box
+ * widths by weight, titles with sample counts and shares. */
+DS_API int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title);
+
+/* ------------------------------------------------------------------ */
+/* Profile: perf-report-like text, pprof                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Samples aggregated by (comm, pid, event, stack of locations); a location
+ * is an ip with its function (name, object) and mapping, as
+ * ds_symbols_lookup() resolves it.  Weights are periods (perf's overhead)
+ * when the samples have them, else sample counts.  Opaque.
+ */
+struct ds_profile;
+DS_API int ds_profile_new(struct ds_profile **out);
+DS_API void ds_profile_free(struct ds_profile *p);
+/* Add one sample: chain as the stitcher gives it (leaf first, context
+ * markers); root_marker, when not NULL, is added as the outermost frame
+ * (e.g. "[user stack not stitched]"). */
+DS_API int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *comm,
+			  uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
+			  uint64_t period, const char *root_marker);
+DS_API uint64_t ds_profile_samples(const struct ds_profile *p);
+
+enum ds_sort_key {
+	DS_SORT_COMM = 1,
+	DS_SORT_PID,
+	DS_SORT_DSO,
+	DS_SORT_SYM,
+};
+
+enum ds_graph {
+	DS_GRAPH_NONE = 0,
+	DS_GRAPH_CALLER,	/* from the root (main) down to the function */
+	DS_GRAPH_CALLEE,	/* from the function up to its callers */
+};
+
+struct ds_text_opts {
+	size_t sz;			/* sizeof(struct ds_text_opts) */
+	enum ds_sort_key keys[4];	/* row key; nr_keys 0: comm, dso, sym */
+	size_t nr_keys;
+	bool by_children;	/* order rows by inclusive, not self overhead */
+	enum ds_graph graph;
+	double graph_min;	/* hide call-graph branches below this % */
+	size_t top;		/* rows, 0 = all */
+};
+
+/*
+ * perf-report-like table: Children (inclusive) and Self overhead per row,
+ * rows keyed by the sort keys; with a graph, each row with self overhead is
+ * followed by its call graph (percentages of the total).  opts NULL: the
+ * defaults (comm,dso,sym, by self, no graph, all rows); -E2BIG as
+ * ds_merge_new().
+ */
+DS_API int ds_profile_write_text(const struct ds_profile *p, FILE *out,
+				 const struct ds_text_opts *opts);
+/*
+ * pprof's profile.proto, gzipped (what `go tool pprof`, Pyroscope, Parca and
+ * Grafana read): sample types samples/count and the period (cpu/nanoseconds
+ * for cpu-clock, the default), samples with comm and pid labels, a location
+ * per ip with its function (name, object) and mapping (object, build-id).
+ */
+DS_API int ds_profile_write_pprof(const struct ds_profile *p, FILE *out);
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target.  The first input byte selects what the rest is:
- *   0: a perf.data file -> reader, merge, stitcher, symbols, folding, writer
+ *   0: a perf.data file -> reader, merge, stitcher, symbols, folding, profile
+ *      (perf-report text with a call graph, pprof), flame graph
  *   1: u64 sample_type + raw record stream -> parse, merge, stitcher, rewrite
  *   2: u64 tail + u64 head + ring data -> ring buffer reader
  */
@@ -16,6 +17,7 @@
 struct ctx {
 	struct ds_symbols *sym;
 	struct ds_fold *fold;
+	struct ds_profile *prof;
 	struct ds_frames fr;
 	uint8_t out[65536];
 };
@@ -33,7 +35,10 @@ static int cb(void *arg, const struct ds_stitch_out *o)
 		ds_sample_set_callchain(o->ev, o->chain, o->nr, c->out, sizeof(c->out));
 	if (c->sym && o->chain &&
 	    !ds_symbolize_chain(c->sym, o->ev->pid, o->chain, o->nr, &c->fr) && c->fold)
-		ds_fold_add(c->fold, "x", &c->fr, 1);
+		ds_fold_add_weighted(c->fold, "x", &c->fr, 1, o->ev->period);
+	if (c->sym && o->chain && c->prof)
+		ds_profile_add(c->prof, c->sym, "x", o->ev->pid, "e", o->chain, o->nr,
+			       o->ev->period, o->kind == DS_OUT_KERNEL_ONLY ? "[marker]" : NULL);
 	return 0;
 }
 
@@ -52,9 +57,9 @@ static void fuzz_file(const uint8_t *d, size_t n)
 {
 	char path[64];
 	FILE *f;
-	struct ds_reader rd;
-	struct ds_merge m;
-	struct ds_stitcher s;
+	struct ds_reader *rd;
+	struct ds_merge *m;
+	struct ds_stitcher *s;
 	struct ctx c;
 	const struct perf_event_header *rec;
 	struct ds_event ev;
@@ -65,50 +70,60 @@ static void fuzz_file(const uint8_t *d, size_t n)
 		return;
 	fwrite(d, 1, n, f);
 	fclose(f);
-	if (ds_reader_open(&rd, path))
+	if (ds_reader_open(&rd, path, NULL))
 		return;
 	memset(&c, 0, sizeof(c));
 	ds_symbols_new(&c.sym, NULL);
 	ds_fold_new(&c.fold);
-	ds_merge_init(&m, 64);
-	ds_stitch_init(&s, 8, cb, &c);
-	while (ds_reader_next(&rd, &rec) > 0) {
+	ds_profile_new(&c.prof);
+	if (ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 64 }) ||
+	    ds_stitch_new(&s, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts),
+						       .max_pending_per_task = 8, .cb = cb,
+						       .cb_arg = &c }))
+		abort();
+	while (ds_reader_next(rd, &rec) > 0) {
 		if (rec->type == DS_RECORD_FINISHED_ROUND) {
-			ds_merge_round(&m);
-		} else if (!ds_reader_parse(&rd, rec, &ev)) {
-			ds_merge_push(&m, rec, ev.time, ev.cpu);
+			ds_merge_round(m);
+		} else if (!ds_reader_parse(rd, rec, &ev)) {
+			ds_merge_push(m, rec, ev.time, ev.cpu);
 		}
 		{
 			const struct perf_event_header *r2;
 
-			while (ds_merge_pop(&m, &r2) > 0) {
-				if (!ds_reader_parse(&rd, r2, &ev))
-					ds_stitch_event(&s, &ev);
+			while (ds_merge_pop(m, &r2) > 0) {
+				if (!ds_reader_parse(rd, r2, &ev))
+					ds_stitch_event(s, &ev);
 			}
 		}
 	}
-	ds_merge_flush(&m);
-	while (ds_merge_pop(&m, &rec) > 0) {
-		if (!ds_reader_parse(&rd, rec, &ev))
-			ds_stitch_event(&s, &ev);
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &rec) > 0) {
+		if (!ds_reader_parse(rd, rec, &ev))
+			ds_stitch_event(s, &ev);
 	}
-	ds_stitch_finish(&s);
+	ds_stitch_finish(s);
 	{
 		FILE *nul = fopen("/dev/null", "w");
 
 		if (nul) {
 			ds_fold_write(c.fold, nul);
-			ds_fold_write_text(c.fold, nul, 5);
 			ds_fold_write_svg(c.fold, nul, "f");
+			ds_profile_write_text(c.prof, nul,
+					      &(struct ds_text_opts){ .sz = sizeof(struct ds_text_opts),
+								      .graph = DS_GRAPH_CALLER,
+								      .top = 5 });
+			ds_profile_write_pprof(c.prof, nul);
 			fclose(nul);
 		}
 	}
-	ds_stitch_destroy(&s);
-	ds_merge_destroy(&m);
+	ds_stitch_free(s);
+	ds_merge_free(m);
 	ds_frames_free(&c.fr);
 	ds_fold_free(c.fold);
+	ds_profile_free(c.prof);
 	ds_symbols_free(c.sym);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
 	unlink(path);
 }
 
@@ -116,8 +131,8 @@ static void fuzz_stream(const uint8_t *d, size_t n)
 {
 	uint64_t st;
 	uint64_t *buf;
-	struct ds_merge m;
-	struct ds_stitcher s;
+	struct ds_merge *m;
+	struct ds_stitcher *s;
 	struct ctx *c;
 	struct ds_event ev;
 	size_t off = 0;
@@ -132,8 +147,13 @@ static void fuzz_stream(const uint8_t *d, size_t n)
 	if (!buf || !c)
 		goto out;
 	memcpy(buf, d, n);
-	ds_merge_init(&m, 16);
-	ds_stitch_init(&s, 4, cb, c);
+	if (ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 16 }))
+		abort();
+	if (ds_stitch_new(&s, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts),
+						       .max_pending_per_task = 4, .cb = cb,
+						       .cb_arg = c }))
+		abort();
 	/* off may pass n after rounding sz up: compare without underflow. */
 	while (off <= n && n - off >= sizeof(struct perf_event_header)) {
 		const struct perf_event_header *h = (const void *)((uint8_t *)buf + off);
@@ -142,17 +162,17 @@ static void fuzz_stream(const uint8_t *d, size_t n)
 		if (sz < 8 || sz > n - off)
 			break;
 		if (h->type == DS_RECORD_FINISHED_ROUND)
-			ds_merge_round(&m);
+			ds_merge_round(m);
 		else if (!ds_event_parse(h, sz, st, true, &ev))
-			ds_merge_push(&m, h, ev.time, ev.cpu);
-		run_events(&m, &s, st, true);
+			ds_merge_push(m, h, ev.time, ev.cpu);
+		run_events(m, s, st, true);
 		off += (sz + 7) & ~(size_t)7;
 	}
-	ds_merge_flush(&m);
-	run_events(&m, &s, st, true);
-	ds_stitch_finish(&s);
-	ds_stitch_destroy(&s);
-	ds_merge_destroy(&m);
+	ds_merge_flush(m);
+	run_events(m, s, st, true);
+	ds_stitch_finish(s);
+	ds_stitch_free(s);
+	ds_merge_free(m);
 out:
 	free(c);
 	free(buf);

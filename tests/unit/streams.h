@@ -181,7 +181,7 @@ static inline void sb_unknown(struct sbuf *s, uint32_t type)
 /* Write the stream as a perf.data file like deferstack record does. */
 static inline int sb_write_file(const struct sbuf *s, const char *path)
 {
-	struct ds_writer w;
+	struct ds_writer *w;
 	struct ds_attr a[2];
 	uint64_t id0 = 1, id1 = 2;
 	int err;
@@ -205,17 +205,17 @@ static inline int sb_write_file(const struct sbuf *s, const char *path)
 	a[1].nr_ids = 1;
 	a[1].name = "dummy:u";
 	ds_attr_set_flag(&a[1].attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
-	err = ds_writer_open(&w, path, a, 2);
+	err = ds_writer_open(&w, path, a, 2, NULL);
 	if (err)
 		return err;
 	for (size_t off = 0; off < s->len;) {
 		struct perf_event_header h;
 
 		memcpy(&h, s->b + off, sizeof(h));
-		ds_writer_write(&w, (const void *)(s->b + off));
+		ds_writer_write(w, (const void *)(s->b + off));
 		off += h.size;
 	}
-	return ds_writer_close(&w, NULL);
+	return ds_writer_close(w, NULL);
 }
 
 #endif

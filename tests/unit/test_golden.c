@@ -97,8 +97,9 @@ static int render(void *arg, const struct ds_stitch_out *o)
 static int run(const struct sbuf *s, struct out *o, struct ds_stitch_stats *st,
 	       size_t max_pending_task)
 {
-	struct ds_merge m;
-	struct ds_stitcher sti;
+	struct ds_merge *m;
+	struct ds_stitcher *sti;
+	struct ds_stitch_opts so = { .sz = sizeof(so), .cb = render };
 	const struct perf_event_header *rec;
 	struct ds_event ev;
 	int err = 0;
@@ -108,8 +109,10 @@ static int run(const struct sbuf *s, struct out *o, struct ds_stitch_stats *st,
 	o->len = 0;
 	o->f = open_memstream(&o->text, &o->len);
 	assert_non_null(o->f);
-	assert_int_equal(ds_merge_init(&m, 0), 0);
-	assert_int_equal(ds_stitch_init(&sti, max_pending_task, render, o), 0);
+	so.max_pending_per_task = max_pending_task;
+	so.cb_arg = o;
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
+	assert_int_equal(ds_stitch_new(&sti, &so), 0);
 	while (off < s->len) {
 		struct perf_event_header h;
 
@@ -123,33 +126,33 @@ static int run(const struct sbuf *s, struct out *o, struct ds_stitch_stats *st,
 			break;
 		}
 		if (h.type == DS_RECORD_FINISHED_ROUND) {
-			ds_merge_round(&m);
+			ds_merge_round(m);
 		} else {
 			assert_int_equal(ds_event_parse(s->b + off, h.size, TST_ST, true, &ev), 0);
-			assert_int_equal(ds_merge_push(&m, (const void *)(s->b + off), ev.time,
+			assert_int_equal(ds_merge_push(m, (const void *)(s->b + off), ev.time,
 						       ev.cpu), 0);
 		}
 		off += h.size;
-		while (ds_merge_pop(&m, &rec) > 0) {
+		while (ds_merge_pop(m, &rec) > 0) {
 			assert_int_equal(ds_event_parse(rec, rec->size, TST_ST, true, &ev), 0);
-			assert_int_equal(ds_stitch_event(&sti, &ev), 0);
+			assert_int_equal(ds_stitch_event(sti, &ev), 0);
 		}
 	}
-	ds_merge_flush(&m);
-	while (ds_merge_pop(&m, &rec) > 0) {
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &rec) > 0) {
 		assert_int_equal(ds_event_parse(rec, rec->size, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&sti, &ev), 0);
+		assert_int_equal(ds_stitch_event(sti, &ev), 0);
 	}
-	assert_int_equal(ds_stitch_finish(&sti), 0);
-	*st = sti.st;
+	assert_int_equal(ds_stitch_finish(sti), 0);
+	*st = *ds_stitch_get_stats(sti);
 	fprintf(o->f, "stats samples=%" PRIu64 " deferred=%" PRIu64 " stitched=%" PRIu64
 		" record_first=%" PRIu64 " complete=%" PRIu64 " kernel_only=%" PRIu64
 		" lost=%" PRIu64 " unknown=%" PRIu64 "\n", st->samples, st->deferred,
 		st->stitched, st->record_first, st->complete, st->kernel_only,
 		st->lost_events, st->unknown);
 	fclose(o->f);
-	ds_stitch_destroy(&sti);
-	ds_merge_destroy(&m);
+	ds_stitch_free(sti);
+	ds_merge_free(m);
 	return err;
 }
 

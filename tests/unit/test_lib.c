@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "streams.h"
+#include "hash.h"
 
 static char tmpdir[] = "/tmp/ds-unit-XXXXXX";
 
@@ -191,7 +192,7 @@ static void t_ring(void **state)
 static void t_perfdata_roundtrip(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_reader rd;
+	struct ds_reader *rd;
 	const struct perf_event_header *h;
 	struct ds_event ev;
 	int n = 0;
@@ -202,15 +203,13 @@ static void t_perfdata_roundtrip(void **state)
 	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
 	sb_round(&s);
 	assert_int_equal(sb_write_file(&s, tpath("rt.data")), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("rt.data")), 0);
-	assert_int_equal(rd.nr_attrs, 2);
-	assert_true(rd.sample_id_all);
-	assert_true(rd.use_identifier);
-	assert_int_equal(rd.attrs[1].ids[0], 2);
-	assert_string_equal(rd.attrs[0].name, "cpu-clock");
-	assert_true(ds_attr_test_flag(&rd.attrs[0].attr, DS_ATTR_BIT_DEFER_CALLCHAIN));
-	while (ds_reader_next(&rd, &h) == 1) {
-		assert_int_equal(ds_reader_parse(&rd, h, &ev), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("rt.data"), NULL), 0);
+	assert_int_equal(ds_reader_nr_attrs(rd), 2);
+	assert_int_equal(ds_reader_attr(rd, 1)->ids[0], 2);
+	assert_string_equal(ds_reader_attr(rd, 0)->name, "cpu-clock");
+	assert_true(ds_attr_test_flag(&ds_reader_attr(rd, 0)->attr, DS_ATTR_BIT_DEFER_CALLCHAIN));
+	while (ds_reader_next(rd, &h) == 1) {
+		assert_int_equal(ds_reader_parse(rd, h, &ev), 0);
 		if (n == 2) {
 			assert_int_equal(ev.type, 22);
 			assert_int_equal(ev.cpu, 1);
@@ -218,7 +217,7 @@ static void t_perfdata_roundtrip(void **state)
 		n++;
 	}
 	assert_int_equal(n, 4);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
 	free(s.b);
 }
 
@@ -227,8 +226,8 @@ static void t_perfdata_roundtrip(void **state)
 static void t_perfdata_unfinished(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_writer w;
-	struct ds_reader rd;
+	struct ds_writer *w;
+	struct ds_reader *rd;
 	struct ds_attr a;
 	const struct perf_event_header *h;
 	uint64_t id = 1;
@@ -244,37 +243,112 @@ static void t_perfdata_unfinished(void **state)
 	sb_comm(&s, 3, "abc", 1);
 	sb_dsample(&s, 3, 10, 0, 0, 0x5);
 	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
-	assert_int_equal(ds_writer_open(&w, tpath("unf.data"), &a, 1), 0);
+	assert_int_equal(ds_writer_open(&w, tpath("unf.data"), &a, 1, NULL), 0);
 	for (size_t off = 0; off < s.len;) {
 		const struct perf_event_header *r = (const void *)(s.b + off);
 
-		assert_int_equal(ds_writer_write(&w, r), 0);
+		assert_int_equal(ds_writer_write(w, r), 0);
 		off += r->size;
 	}
-	assert_int_equal(ds_writer_round(&w), 0);	/* flushed */
+	assert_int_equal(ds_writer_round(w), 0);	/* flushed */
 	/* read while the writer is still open: nothing finished yet */
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
-	assert_true(rd.unfinished);
-	while (ds_reader_next(&rd, &h) == 1)
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
+	assert_true(ds_reader_unfinished(rd));
+	while (ds_reader_next(rd, &h) == 1)
 		n++;
 	assert_int_equal(n, 4);
-	assert_int_equal(rd.trailing, 0);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
 	/* cut 5 bytes off the deferred record: comm and sample remain, the
 	 * deferred record's first size - 5 bytes are trailing */
-	assert_int_equal(truncate(tpath("unf.data"), (off_t)(w.data_off + s.len - 5)), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
+	assert_int_equal(truncate(tpath("unf.data"), (off_t)(104 + sizeof(struct perf_event_attr) + 16 + 8 + s.len - 5)), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
 	n = 0;
-	while (ds_reader_next(&rd, &h) == 1)
+	while (ds_reader_next(rd, &h) == 1)
 		n++;
 	assert_int_equal(n, 2);
-	assert_int_equal(rd.trailing, 8 + 8 + 8 + 2 * 8 + 32 - 5);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_reader_trailing(rd), 8 + 8 + 8 + 2 * 8 + 32 - 5);
+	ds_reader_close(rd);
 	/* once closed, the header is final: data size set, features present */
-	assert_int_equal(ds_writer_close(&w, NULL), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("unf.data")), 0);
-	assert_false(rd.unfinished);
-	ds_reader_close(&rd);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("unf.data"), NULL), 0);
+	assert_false(ds_reader_unfinished(rd));
+	ds_reader_close(rd);
+	free(s.b);
+}
+
+/* Pipe mode: the writer never seeks (attrs and names as records, build-ids
+ * at the end); the reader takes it from a real pipe. */
+static void t_pipe_mode(void **state)
+{
+	struct sbuf s = { 0 };
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+	struct ds_writer_info info = { 0 };
+	struct ds_build_id b;
+	const struct ds_build_id *bids;
+	struct ds_attr a[2];
+	const struct perf_event_header *h;
+	struct ds_event ev;
+	uint64_t id0 = 1, id1 = 2;
+	int fds[2], n = 0, deferred = 0;
+	size_t nb;
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 2; i++) {
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.sample_type = TST_ST;
+		a[i].attr.sample_id_all = 1;
+	}
+	a[0].ids = &id0;
+	a[0].nr_ids = 1;
+	a[0].name = "cpu-clock:u";
+	a[1].attr.config = PERF_COUNT_SW_DUMMY;
+	a[1].ids = &id1;
+	a[1].nr_ids = 1;
+	memset(&b, 0, sizeof(b));
+	b.pid = -1;
+	b.size = 20;
+	b.id[19] = 0x42;
+	b.path = "/bin/x";
+	info.build_ids = &b;
+	info.nr_build_ids = 1;
+	sb_comm(&s, 3, "abc", 1);
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);
+	assert_int_equal(pipe(fds), 0);
+	assert_int_equal(ds_writer_open_fd(&w, fds[1], a, 2, &wo), 0);
+	for (size_t off = 0; off < s.len;) {
+		const struct perf_event_header *r = (const void *)(s.b + off);
+
+		assert_int_equal(ds_writer_write(w, r), 0);
+		off += r->size;
+	}
+	assert_int_equal(ds_writer_round(w), 0);
+	assert_int_equal(ds_writer_close(w, &info), 0);	/* closes fds[1] */
+	assert_int_equal(ds_reader_open_fd(&rd, fds[0], "the pipe", NULL), 0);
+	assert_true(ds_reader_pipe_mode(rd));
+	while (ds_reader_next(rd, &h) == 1) {
+		assert_int_equal(ds_reader_parse(rd, h, &ev), 0);
+		deferred += ev.type == DS_RECORD_CALLCHAIN_DEFERRED;
+		if (ev.type == PERF_RECORD_SAMPLE)
+			assert_int_equal(ds_reader_attr_index(rd, h), 0);
+		n++;
+	}
+	assert_int_equal(n, 4);		/* comm, sample, deferred, round */
+	assert_int_equal(deferred, 1);
+	assert_int_equal(ds_reader_nr_attrs(rd), 2);
+	assert_string_equal(ds_reader_attr(rd, 0)->name, "cpu-clock:u");
+	assert_string_equal(ds_reader_attr(rd, 1)->name, "dummy");
+	bids = ds_reader_build_ids(rd, &nb);
+	assert_int_equal(nb, 1);
+	assert_string_equal(bids[0].path, "/bin/x");
+	assert_int_equal(bids[0].id[19], 0x42);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
 	free(s.b);
 }
 
@@ -286,8 +360,8 @@ static void t_reader_id_lookup(void **state)
 	enum { NA = 3, NI = 50000 };
 	static uint64_t ids[NA][NI];
 	struct ds_attr a[NA];
-	struct ds_writer w;
-	struct ds_reader rd;
+	struct ds_writer *w;
+	struct ds_reader *rd;
 	struct timespec t0, t1;
 	uint64_t rec[2];
 	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
@@ -307,10 +381,9 @@ static void t_reader_id_lookup(void **state)
 	}
 	ids[2][7] = ids[1][9];	/* listed by attrs 1 and 2: attr 1 wins */
 	ids[2][8] = 0;		/* id 0 is an id like any other */
-	assert_int_equal(ds_writer_open(&w, tpath("ids.data"), a, NA), 0);
-	assert_int_equal(ds_writer_close(&w, NULL), 0);
-	assert_int_equal(ds_reader_open(&rd, tpath("ids.data")), 0);
-	assert_true(rd.use_identifier);
+	assert_int_equal(ds_writer_open(&w, tpath("ids.data"), a, NA, NULL), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("ids.data"), NULL), 0);
 	memcpy(rec, &h, 8);
 	alarm(120);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -319,7 +392,7 @@ static void t_reader_id_lookup(void **state)
 			const struct ds_attr *da;
 
 			rec[1] = ids[i][k];
-			da = ds_reader_attr_of(&rd, (const void *)rec);
+			da = ds_reader_attr_of(rd, (const void *)rec);
 			if (i == 2 && k == 7)
 				assert_int_equal(da->attr.config, 1);
 			else if (da->attr.config != (uint64_t)i)
@@ -329,11 +402,61 @@ static void t_reader_id_lookup(void **state)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	alarm(0);
 	rec[1] = 999;		/* unknown: the first attr */
-	assert_int_equal(ds_reader_attr_of(&rd, (const void *)rec)->attr.config, 0);
+	assert_int_equal(ds_reader_attr_of(rd, (const void *)rec)->attr.config, 0);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	/* 150k lookups: milliseconds with the hash, ~10^10 compares without */
 	assert_true(secs < 5.0);
-	ds_reader_close(&rd);
+	ds_reader_close(rd);
+}
+
+/* perf 6.x writes several events with PERF_SAMPLE_ID and no IDENTIFIER: the
+ * attr is found by the id at its position (samples: after IP, TID, TIME;
+ * other records: in the sample_id trailer). */
+static void t_reader_sample_id_pos(void **state)
+{
+	const uint64_t st = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_ID | PERF_SAMPLE_PERIOD;
+	uint64_t id0 = 11, id1 = 22;
+	struct ds_attr a[2];
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	uint64_t smp[7] = { 0, 0x1234, 7 | (7ULL << 32), 99, 22, 5, 0 };
+	uint64_t comm[6] = { 0, 7 | (7ULL << 32), 0x6d6d6f63, 7 | (7ULL << 32), 1, 22 };
+	struct perf_event_header hs = { PERF_RECORD_SAMPLE, 0, sizeof(smp) };
+	struct perf_event_header hc = { PERF_RECORD_COMM, 0, sizeof(comm) };
+	struct ds_event ev;
+	char buf[64];
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 2; i++) {
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.sample_type = st;
+		a[i].attr.sample_id_all = 1;
+	}
+	a[1].attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	a[0].ids = &id0;
+	a[0].nr_ids = 1;
+	a[1].ids = &id1;
+	a[1].nr_ids = 1;
+	assert_int_equal(ds_writer_open(&w, tpath("idpos.data"), a, 2, NULL), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("idpos.data"), NULL), 0);
+	/* names: EVENT_DESC written from the generic names */
+	assert_string_equal(ds_attr_name(ds_reader_attr(rd, 0), buf, sizeof(buf)), "cpu-clock");
+	assert_string_equal(ds_attr_name(ds_reader_attr(rd, 1), buf, sizeof(buf)), "page-faults");
+	memcpy(smp, &hs, 8);
+	memcpy(comm, &hc, 8);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)smp), 1);
+	assert_int_equal(ds_reader_parse(rd, (const void *)smp, &ev), 0);
+	assert_int_equal(ev.period, 5);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)comm), 1);
+	smp[4] = 11;
+	comm[5] = 11;
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)smp), 0);
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)comm), 0);
+	ds_reader_close(rd);
 }
 
 static void write_bytes(const char *path, const void *b, size_t n)
@@ -348,7 +471,9 @@ static void write_bytes(const char *path, const void *b, size_t n)
 static void t_perfdata_bad(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_reader rd;
+	struct ds_reader *rd;
+	char eb[256];
+	struct ds_reader_opts ro = { .sz = sizeof(ro), .errbuf = eb, .errbuf_len = sizeof(eb) };
 	const struct perf_event_header *h;
 	uint8_t *file;
 	size_t len;
@@ -365,11 +490,11 @@ static void t_perfdata_bad(void **state)
 	fclose(f);
 
 	write_bytes(tpath("b1"), "NOTPERF!and some more bytes", 27);
-	assert_int_equal(ds_reader_open(&rd, tpath("b1")), -EINVAL);
-	assert_non_null(strstr(rd.err, "bad magic"));
+	assert_int_equal(ds_reader_open(&rd, tpath("b1"), &ro), -EINVAL);
+	assert_non_null(strstr(eb, "bad magic"));
 	write_bytes(tpath("b2"), file, 60);
-	assert_int_equal(ds_reader_open(&rd, tpath("b2")), -EINVAL);
-	assert_non_null(strstr(rd.err, "truncated header"));
+	assert_int_equal(ds_reader_open(&rd, tpath("b2"), &ro), -EINVAL);
+	assert_non_null(strstr(eb, "truncated header"));
 	{	/* absurd attr_size */
 		uint64_t v = 1ULL << 40;
 		uint8_t *c = malloc(len);
@@ -377,14 +502,14 @@ static void t_perfdata_bad(void **state)
 		memcpy(c, file, len);
 		memcpy(c + 16, &v, 8);
 		write_bytes(tpath("b3"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b3")), -EINVAL);
-		assert_non_null(strstr(rd.err, "attr section"));
+		assert_int_equal(ds_reader_open(&rd, tpath("b3"), &ro), -EINVAL);
+		assert_non_null(strstr(eb, "attr section"));
 		/* data section larger than the file */
 		memcpy(c, file, len);
 		memcpy(c + 48, &v, 8);
 		write_bytes(tpath("b4"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b4")), -EINVAL);
-		assert_non_null(strstr(rd.err, "past end of file"));
+		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), -EINVAL);
+		assert_non_null(strstr(eb, "past end of file"));
 		free(c);
 	}
 	{	/* record of size 0 in the data section */
@@ -395,30 +520,30 @@ static void t_perfdata_bad(void **state)
 		memcpy(&doff, c + 40, 8);
 		memset(c + doff + 6, 0, 2);
 		write_bytes(tpath("b5"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b5")), 0);
-		assert_int_equal(ds_reader_next(&rd, &h), -EINVAL);
-		assert_non_null(strstr(rd.err, "size 0"));
-		ds_reader_close(&rd);
+		assert_int_equal(ds_reader_open(&rd, tpath("b5"), &ro), 0);
+		assert_int_equal(ds_reader_next(rd, &h), -EINVAL);
+		assert_non_null(strstr(ds_reader_error(rd), "size 0"));
+		ds_reader_close(rd);
 		/* record size past the data section */
 		memcpy(c, file, len);
 		c[doff + 6] = 0xf0;
 		c[doff + 7] = 0xff;
 		write_bytes(tpath("b6"), c, len);
-		assert_int_equal(ds_reader_open(&rd, tpath("b6")), 0);
-		ret = ds_reader_next(&rd, &h);
+		assert_int_equal(ds_reader_open(&rd, tpath("b6"), &ro), 0);
+		ret = ds_reader_next(rd, &h);
 		assert_int_equal(ret, -EINVAL);
-		assert_non_null(strstr(rd.err, "past the data"));
-		ds_reader_close(&rd);
+		assert_non_null(strstr(ds_reader_error(rd), "past the data"));
+		ds_reader_close(rd);
 		free(c);
 	}
-	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist")), -ENOENT);
+	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist"), &ro), -ENOENT);
 	free(file);
 	free(s.b);
 }
 
 static void t_merge(void **state)
 {
-	struct ds_merge m;
+	struct ds_merge *m;
 	const struct perf_event_header *h;
 	struct sbuf s = { 0 };
 	uint64_t times[] = { 10, 30, 50, 20, 40, 60 };
@@ -428,28 +553,29 @@ static void t_merge(void **state)
 
 	(void)state;
 	sb_unknown(&s, 100);
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	for (int i = 0; i < 6; i++)
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, times[i], cpus[i]), 0);
-	assert_int_equal(ds_merge_pop(&m, &h), 0);	/* nothing final yet */
-	ds_merge_round(&m);				/* watermark = 0 */
-	assert_int_equal(ds_merge_pop(&m, &h), 0);
-	ds_merge_round(&m);				/* watermark = 60 */
-	while (ds_merge_pop(&m, &h) == 1)
-		got[n++] = m.last_released;
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, times[i], cpus[i]), 0);
+	assert_int_equal(ds_merge_pop(m, &h), 0);	/* nothing final yet */
+	ds_merge_round(m);				/* watermark = 0 */
+	assert_int_equal(ds_merge_pop(m, &h), 0);
+	ds_merge_round(m);				/* watermark = 60 */
+	while (ds_merge_pop(m, &h) == 1)
+		got[n++] = ds_merge_pop_time(m);
 	assert_int_equal(n, 6);
 	for (int i = 0; i < 6; i++)
 		assert_int_equal(got[i], 10 * (i + 1));
-	assert_int_equal(m.nr_out_of_order, 0);
-	ds_merge_destroy(&m);
+	assert_int_equal(ds_merge_out_of_order(m), 0);
+	ds_merge_free(m);
 	/* bounded: more than max_pending releases the oldest */
-	assert_int_equal(ds_merge_init(&m, 2), 0);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 2 }), 0);
 	for (int i = 0; i < 3; i++)
-		ds_merge_push(&m, (const void *)s.b, 100 - (uint64_t)i, 0);
-	assert_int_equal(ds_merge_pop(&m, &h), 1);
-	assert_int_equal(m.last_released, 98);
-	assert_int_equal(ds_merge_pop(&m, &h), 0);
-	ds_merge_destroy(&m);
+		ds_merge_push(m, (const void *)s.b, 100 - (uint64_t)i, 0);
+	assert_int_equal(ds_merge_pop(m, &h), 1);
+	assert_int_equal(ds_merge_pop_time(m), 98);
+	assert_int_equal(ds_merge_pop(m, &h), 0);
+	ds_merge_free(m);
 	free(s.b);
 }
 
@@ -459,7 +585,7 @@ static void t_merge(void **state)
 static void t_merge_backwards(void **state)
 {
 	enum { N = 160000 };
-	struct ds_merge m;
+	struct ds_merge *m;
 	const struct perf_event_header *h;
 	struct sbuf s = { 0 };
 	struct timespec t0, t1;
@@ -471,40 +597,41 @@ static void t_merge_backwards(void **state)
 	sb_unknown(&s, 100);
 	alarm(120);	/* a regression fails instead of hanging the check */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	for (uint64_t i = 0; i < N / 2; i++) {
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, i + 1, 0), 0);
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, N + i, 0), 0);
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, i + 1, 0), 0);
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, N + i, 0), 0);
 	}
-	assert_int_equal(ds_merge_pop(&m, &h), 0);	/* no round: nothing final */
-	ds_merge_flush(&m);
-	while (ds_merge_pop(&m, &h) == 1) {
-		assert_true(m.last_released >= prev);
-		prev = m.last_released;
+	assert_int_equal(ds_merge_pop(m, &h), 0);	/* no round: nothing final */
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &h) == 1) {
+		assert_true(ds_merge_pop_time(m) >= prev);
+		prev = ds_merge_pop_time(m);
 		n++;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	alarm(0);
 	assert_int_equal(n, N);
-	assert_int_equal(m.nr_out_of_order, 0);
-	ds_merge_destroy(&m);
+	assert_int_equal(ds_merge_out_of_order(m), 0);
+	ds_merge_free(m);
 	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	/* ~0.1 s with the heap under ASan, ~20 s with the old sorted-list
 	 * insertion: 5 s leaves a busy machine 50 times the room */
 	assert_true(secs < 5.0);
 	/* bounded memory without rounds: max_pending releases the smallest */
-	assert_int_equal(ds_merge_init(&m, 1000), 0);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = 1000 }), 0);
 	n = 0;
 	for (uint64_t i = 0; i < 5000; i++) {
-		assert_int_equal(ds_merge_push(&m, (const void *)s.b, 5000 - i, 0), 0);
-		while (ds_merge_pop(&m, &h) == 1)
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, 5000 - i, 0), 0);
+		while (ds_merge_pop(m, &h) == 1)
 			n++;
 	}
-	assert_int_equal(m.pending, 1000);
+	assert_int_equal(ds_merge_pending(m), 1000);
 	assert_int_equal(n, 4000);
-	ds_merge_destroy(&m);
+	ds_merge_free(m);
 	/* equal times: by cpu, then in arrival order */
-	assert_int_equal(ds_merge_init(&m, 0), 0);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
 	{
 		struct sbuf t = { 0 };
 		uint32_t cpus[] = { 1, 0, 1, 0 };
@@ -515,10 +642,10 @@ static void t_merge_backwards(void **state)
 			t.len = 0;
 			sb_unknown(&t, 100);
 			memcpy(t.b + 8, &tags[i], 8);
-			assert_int_equal(ds_merge_push(&m, (const void *)t.b, 7, cpus[i]), 0);
+			assert_int_equal(ds_merge_push(m, (const void *)t.b, 7, cpus[i]), 0);
 		}
-		ds_merge_flush(&m);
-		while (ds_merge_pop(&m, &h) == 1) {
+		ds_merge_flush(m);
+		while (ds_merge_pop(m, &h) == 1) {
 			uint64_t tag;
 
 			memcpy(&tag, (const uint8_t *)h + 8, 8);
@@ -527,8 +654,207 @@ static void t_merge_backwards(void **state)
 		assert_int_equal(k, 4);
 		free(t.b);
 	}
-	ds_merge_destroy(&m);
+	ds_merge_free(m);
 	free(s.b);
+}
+
+/* Pops take the top of one heap: with 4,096 CPU queues (the most the merge
+ * keeps) a pop must not scan every queue (1M records x 4,096 queues took
+ * tens of seconds; the heap needs well under one). */
+static void t_merge_many_cpus(void **state)
+{
+	enum { NCPU = 4096, N = 1 << 20 };
+	struct ds_merge *m;
+	struct sbuf s = { 0 };
+	const struct perf_event_header *h;
+	struct timespec t0, t1;
+	uint64_t last = 0, n = 0;
+	double secs;
+
+	(void)state;
+	sb_unknown(&s, 100);
+	assert_int_equal(ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
+						      .max_pending = N + 1 }), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	alarm(120);
+	for (uint64_t i = 0; i < N; i++) {
+		/* every CPU busy, each queue in order, a few records late */
+		uint64_t t = i % 97 == 0 && i > 5000 ? i - 5000 : i;
+
+		assert_int_equal(ds_merge_push(m, (const void *)s.b, t,
+					       (uint32_t)(i % NCPU)), 0);
+		if (i % 4096 == 4095) {
+			ds_merge_round(m);
+			while (ds_merge_pop(m, &h) == 1)
+				n++;
+		}
+	}
+	ds_merge_flush(m);
+	while (ds_merge_pop(m, &h) == 1)
+		n++;
+	alarm(0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(n, N);
+	(void)last;
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	print_message("merge of 1M records over 4096 CPUs: %.2f s\n", secs);
+	assert_true(secs < 10.0);
+	ds_merge_free(m);
+	free(s.b);
+}
+
+/* perf record --call-graph dwarf: no user part in the callchain, the user
+ * ip in PERF_SAMPLE_REGS_USER (and the stack dump after it).  The first
+ * user frame must not be dropped: the regs' ip, else the sample ip of a
+ * user-mode sample; a chain with user ips is left alone. */
+struct chain_cap {
+	uint64_t c[16];
+	uint64_t nr;
+	int n;
+};
+
+static int chain_cb(void *arg, const struct ds_stitch_out *o)
+{
+	struct chain_cap *cc = arg;
+
+	if (o->kind != DS_OUT_COMPLETE)
+		return 0;
+	assert_true(o->nr <= 16);
+	memcpy(cc->c, o->chain, o->nr * 8);
+	cc->nr = o->nr;
+	cc->n++;
+	return 0;
+}
+
+static void dwarf_sample(struct sbuf *s, uint16_t misc, uint64_t ip, const uint64_t *chain,
+			 uint64_t nr, uint64_t abi, uint64_t uip)
+{
+	size_t at = sb_begin(s, PERF_RECORD_SAMPLE, misc);
+
+	sb_u64(s, ip);
+	sb_u32x2(s, 9, 9);
+	sb_u64(s, 100);			/* time */
+	sb_u64(s, 1);			/* period */
+	sb_u64(s, nr);
+	for (uint64_t i = 0; i < nr; i++)
+		sb_u64(s, chain[i]);
+	sb_u64(s, abi);			/* REGS_USER: abi, regs[popcount(mask)] */
+	if (abi) {
+		for (int r = 0; r < 10; r++)
+			sb_u64(s, r == 8 ? uip : 0x1000 + (uint64_t)r);	/* 8: ip */
+	}
+	sb_u64(s, 16);			/* STACK_USER: size, data, dyn_size */
+	sb_u64(s, 0);
+	sb_u64(s, 0);
+	sb_u64(s, 16);
+	sb_end(s, at);
+}
+
+static void t_dwarf_user_ip(void **state)
+{
+	struct perf_event_attr a;
+	struct ds_stitcher *st;
+	struct chain_cap cc;
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	uint64_t kchain[] = { PERF_CONTEXT_KERNEL, KADDR(1), KADDR(2) };
+	uint64_t uchain[] = { PERF_CONTEXT_USER, UADDR(5), UADDR(6) };
+	uint64_t ctxonly[] = { PERF_CONTEXT_USER };
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = 0x3ff;	/* regs 0..9; the ip (8) is the 9th */
+	memset(&cc, 0, sizeof(cc));
+	assert_int_equal(ds_stitch_new(&st, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts), .cb = chain_cb, .cb_arg = &cc }), 0);
+	/* kernel-mode sample: kernel chain + the user regs' ip */
+	dwarf_sample(&s, PERF_RECORD_MISC_KERNEL, KADDR(1), kchain, 3, 2, UADDR(0x77));
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_true(ev.have & DS_EV_USER_IP);
+	assert_int_equal(ev.user_ip, UADDR(0x77));
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
+	assert_int_equal(cc.nr, 5);
+	assert_true(cc.c[3] == PERF_CONTEXT_USER);
+	assert_int_equal(cc.c[4], UADDR(0x77));
+	/* user-mode sample with an empty chain, no regs (abi NONE): the ip */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x42), NULL, 0, 0, 0);
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_false(ev.have & DS_EV_USER_IP);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
+	assert_int_equal(cc.nr, 2);
+	assert_true(cc.c[0] == PERF_CONTEXT_USER);
+	assert_int_equal(cc.c[1], UADDR(0x42));
+	/* only a context marker: the ip too */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(0x43), ctxonly, 1, 0, 0);
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
+	assert_int_equal(cc.nr, 3);
+	assert_int_equal(cc.c[2], UADDR(0x43));
+	/* a chain with user ips stays as it is */
+	s.len = 0;
+	dwarf_sample(&s, PERF_RECORD_MISC_USER, UADDR(5), uchain, 3, 2, UADDR(5));
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), 0);
+	assert_int_equal(ds_stitch_event(st, &ev), 0);
+	assert_int_equal(cc.nr, 3);
+	assert_int_equal(cc.c[1], UADDR(5));
+	/* a register dump that does not fit the record */
+	a.sample_regs_user = ~0ULL;
+	assert_int_equal(ds_event_parse_attr(s.b, s.len, &a, false, &ev), -EINVAL);
+	assert_int_equal(cc.n, 4);
+	ds_stitch_free(st);
+	free(s.b);
+}
+
+/* The library's one hash table (ids, tasks, pids, dsos, stacks): random
+ * puts and deletes against a plain array, with colliding keys told apart
+ * by eq(). */
+static bool val_is(const void *val, const void *arg)
+{
+	return val == arg;
+}
+
+static void t_htab(void **state)
+{
+	enum { N = 20000 };
+	static uint64_t keys[N];
+	static bool live[N];
+	struct ds_htab t = { 0 };
+	unsigned seed = 12345;
+	size_t nlive = 0;
+
+	(void)state;
+	for (int i = 0; i < N; i++)
+		keys[i] = (uint64_t)(i % 5000) * 0x9e3779b97f4a7c15ULL;	/* dup keys */
+	for (int round = 0; round < 200000; round++) {
+		int i;
+
+		seed = seed * 1103515245 + 12345;
+		i = (int)((seed >> 8) % N);
+		if (!live[i]) {
+			assert_int_equal(ds_htab_put(&t, keys[i], &keys[i]), 0);
+			live[i] = true;
+			nlive++;
+		} else {
+			assert_ptr_equal(ds_htab_del(&t, keys[i], val_is, &keys[i]), &keys[i]);
+			live[i] = false;
+			nlive--;
+		}
+		if (round % 10007 == 0) {
+			for (int k = 0; k < N; k++)
+				assert_true(!!ds_htab_get(&t, keys[k], val_is, &keys[k]) == live[k]);
+		}
+	}
+	assert_int_equal(t.used, nlive);
+	for (int k = 0; k < N; k++)
+		assert_true(!!ds_htab_get(&t, keys[k], val_is, &keys[k]) == live[k]);
+	assert_null(ds_htab_get(&t, 7, NULL, NULL));
+	assert_null(ds_htab_del(&t, 7, NULL, NULL));
+	ds_htab_free(&t);
+	assert_null(ds_htab_get(&t, keys[0], NULL, NULL));
 }
 
 /* Many tasks exiting (hash deletion) must keep the others findable. */
@@ -539,39 +865,72 @@ static int count_cb(void *arg, const struct ds_stitch_out *o)
 	return 0;
 }
 
+/* libbpf-style options: sz is the caller's sizeof; an older, smaller
+ * struct gets defaults for the rest, a newer one with unknown fields set
+ * is refused (-E2BIG), a size without even sz is -EINVAL. */
+static void t_opts(void **state)
+{
+	struct { struct ds_stitch_opts o; uint64_t newer; } big;
+	struct ds_stitch_opts small;
+	struct ds_stitcher *st;
+	struct ds_merge *m;
+
+	(void)state;
+	memset(&small, 0, sizeof(small));
+	small.sz = offsetof(struct ds_stitch_opts, cb);	/* before cb existed */
+	small.max_pending_per_task = 3;
+	small.cb = count_cb;	/* beyond sz: ignored */
+	assert_int_equal(ds_stitch_new(&st, &small), 0);
+	ds_stitch_free(st);
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big);
+	assert_int_equal(ds_stitch_new(&st, &big.o), 0);
+	ds_stitch_free(st);
+	big.newer = 1;
+	assert_int_equal(ds_stitch_new(&st, &big.o), -E2BIG);
+	assert_null(st);
+	small.sz = 2;
+	assert_int_equal(ds_stitch_new(&st, &small), -EINVAL);
+	assert_int_equal(ds_merge_new(&m, NULL), 0);
+	assert_int_equal(ds_merge_pending(m), 0);
+	ds_merge_free(m);
+	ds_merge_free(NULL);
+	ds_stitch_free(NULL);
+}
+
 static void t_stitch_many_tasks(void **state)
 {
-	struct ds_stitcher st;
+	struct ds_stitcher *st;
 	struct sbuf s = { 0 };
 	struct ds_event ev;
 	int stitched = 0;
 
 	(void)state;
-	assert_int_equal(ds_stitch_init(&st, 0, count_cb, &stitched), 0);
+	assert_int_equal(ds_stitch_new(&st, &(struct ds_stitch_opts){ .sz = sizeof(struct ds_stitch_opts), .cb = count_cb, .cb_arg = &stitched }), 0);
 	for (uint32_t t = 1; t <= 2000; t++) {
 		s.len = 0;
 		sb_dsample(&s, t, t, 0, 0, t * 7);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	for (uint32_t t = 1; t <= 2000; t += 2) {
 		s.len = 0;
 		sb_exit(&s, t, 5000, 0);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	for (uint32_t t = 2; t <= 2000; t += 2) {
 		s.len = 0;
 		sb_deferred(&s, t, 6000, 0, t * 7, 0, 1);
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
-		assert_int_equal(ds_stitch_event(&st, &ev), 0);
+		assert_int_equal(ds_stitch_event(st, &ev), 0);
 	}
 	assert_int_equal(stitched, 1000);
-	assert_int_equal(st.st.unm_exit, 1000);
-	assert_int_equal(st.tab_used, 1000);
-	assert_int_equal(ds_stitch_finish(&st), 0);
-	assert_int_equal(st.st.kernel_only, 1000);
-	ds_stitch_destroy(&st);
+	assert_int_equal(ds_stitch_get_stats(st)->unm_exit, 1000);
+	assert_int_equal(ds_stitch_nr_tasks(st), 1000);
+	assert_int_equal(ds_stitch_finish(st), 0);
+	assert_int_equal(ds_stitch_get_stats(st)->kernel_only, 1000);
+	ds_stitch_free(st);
 	free(s.b);
 }
 
@@ -580,30 +939,16 @@ __attribute__((noinline)) int ds_test_marker_function(int x)
 	return x * 3 + 1;
 }
 
-static void t_symbols(void **state)
+/* Feed our own executable's mappings (/proc/self/maps) as MMAP2 records of
+ * pid 77; true if ip is in one of them (its file's path into exe). */
+static bool map_self(struct ds_symbols *sym, struct sbuf *sp, uint64_t ip, char *exe)
 {
-	struct ds_symbols *sym;
+	struct sbuf s = *sp;
 	struct ds_event ev;
-	struct sbuf s = { 0 };
-	char buf[128], line[512];
-	FILE *f;
-	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
-	struct ds_frames fr = { 0 };
-	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
-			     ip };
+	char line[512];
 	bool found = false;
+	FILE *f;
 
-	(void)state;
-	f = fopen(tpath("kallsyms"), "w");
-	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
-	      "ffffffff81000200 t helper\nffffffff81000300 D some_data\n", f);
-	fclose(f);
-	assert_int_equal(ds_symbols_new(&sym, tpath("kallsyms")), 0);
-	assert_int_equal(ds_symbols_kernel_start(sym), 0xffffffff81000000ULL);
-	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000150ULL, true, buf,
-					       sizeof(buf)), "do_syscall_64");
-	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000210ULL, true, buf,
-					       sizeof(buf)), "helper");
 	/* map our own executable from /proc/self/maps as MMAP2 records */
 	f = fopen("/proc/self/maps", "r");
 	while (fgets(line, sizeof(line), f)) {
@@ -633,9 +978,42 @@ static void t_symbols(void **state)
 		}
 		assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
 		assert_int_equal(ds_symbols_event(sym, &ev), 0);
-		found |= a <= ip && ip < e;
+		if (a <= ip && ip < e) {
+			found = true;
+			if (exe)
+				strcpy(exe, path);
+		}
 	}
 	fclose(f);
+	*sp = s;
+	return found;
+}
+
+
+static void t_symbols(void **state)
+{
+	struct ds_symbols *sym;
+	struct sbuf s = { 0 };
+	char buf[128];
+	FILE *f;
+	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
+	struct ds_frames fr = { 0 };
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
+			     ip };
+	bool found = false;
+
+	(void)state;
+	f = fopen(tpath("kallsyms"), "w");
+	fputs("ffffffff81000000 T _text\nffffffff81000100 T do_syscall_64\n"
+	      "ffffffff81000200 t helper\nffffffff81000300 D some_data\n", f);
+	fclose(f);
+	assert_int_equal(ds_symbols_new(&sym, tpath("kallsyms")), 0);
+	assert_int_equal(ds_symbols_kernel_start(sym), 0xffffffff81000000ULL);
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000150ULL, true, buf,
+					       sizeof(buf)), "do_syscall_64");
+	assert_string_equal(ds_symbols_resolve(sym, 0, 0xffffffff81000210ULL, true, buf,
+					       sizeof(buf)), "helper");
+	found = map_self(sym, &s, ip, NULL);
 	assert_true(found);
 	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
 			    "ds_test_marker_function");
@@ -653,6 +1031,158 @@ static void t_symbols(void **state)
 
 /* An MMAP record naming a FIFO (or a device, or a directory) must not hang
  * or read it: the frame resolves to the file's name. */
+/* Build-ids: perf's HEADER_BUILD_ID written and read back; a file whose
+ * build-id differs from the recorded one is not symbolized (offsets, one
+ * warning), unless force_symbols. */
+struct warns {
+	int n;
+	char path[400];
+};
+
+static void warn_cb(void *arg, const char *path, const char *rec, const char *now)
+{
+	struct warns *w = arg;
+
+	w->n++;
+	snprintf(w->path, sizeof(w->path), "%s", path);
+	assert_string_equal(rec, "0102030405060708090a0b0c0d0e0f1011121314");
+	assert_int_equal(strlen(now), 40);
+}
+
+static void t_build_ids(void **state)
+{
+	struct ds_build_id b[2];
+	const struct ds_build_id *bids;
+	size_t nb;
+	struct ds_writer *w;
+	struct ds_writer_info info = { 0 };
+	struct ds_reader *rd;
+	struct ds_attr a;
+	struct ds_symbols *sym;
+	struct ds_symbols_opts so;
+	struct sbuf s = { 0 };
+	struct warns wn = { 0 };
+	struct ds_sym_info si;
+	char exe[400] = "", buf[128], want[480];
+	uint8_t id[DS_BUILD_ID_MAX];
+	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
+	static const uint8_t notes[] = { 4, 0, 0, 0, 3, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0,
+					 0xaa, 0xbb, 0xcc, 0 };
+	int n;
+
+	(void)state;
+	/* notes parsing: a 3-byte id; cut off: none */
+	assert_int_equal(ds_build_id_from_notes(notes, sizeof(notes), 4, id, sizeof(id)), 3);
+	assert_int_equal(id[2], 0xcc);
+	assert_int_equal(ds_build_id_from_notes(notes, sizeof(notes) - 2, 4, id, sizeof(id)),
+			 -ENOENT);
+	assert_int_equal(ds_build_id_of_file("/dev/null", id, sizeof(id)), -EINVAL);
+	assert_int_equal(ds_build_id_of_file(tpath("nope"), id, sizeof(id)), -ENOENT);
+	/* file round trip */
+	memset(b, 0, sizeof(b));
+	b[0].pid = -1;
+	b[0].kernel = true;
+	b[0].size = 20;
+	b[0].id[0] = 0x7d;
+	b[0].path = "[kernel.kallsyms]";
+	b[1].pid = -1;
+	b[1].size = 20;
+	for (int i = 0; i < 20; i++)
+		b[1].id[i] = (uint8_t)(i + 1);
+	b[1].path = "/usr/lib/a-rather-long-path/of/a/library/libsomething.so.1.2.3";
+	memset(&a, 0, sizeof(a));
+	a.attr.size = sizeof(a.attr);
+	a.attr.sample_type = TST_ST;
+	info.build_ids = b;
+	info.nr_build_ids = 2;
+	info.hostname = "h";
+	assert_int_equal(ds_writer_open(&w, tpath("bid.data"), &a, 1, NULL), 0);
+	assert_int_equal(ds_writer_close(w, &info), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("bid.data"), NULL), 0);
+	bids = ds_reader_build_ids(rd, &nb);
+	assert_int_equal(nb, 2);
+	assert_true(bids[0].kernel);
+	assert_int_equal(bids[0].pid, -1);
+	assert_string_equal(bids[0].path, "[kernel.kallsyms]");
+	assert_false(bids[1].kernel);
+	assert_int_equal(bids[1].size, 20);
+	assert_memory_equal(bids[1].id, b[1].id, 20);
+	assert_string_equal(bids[1].path, b[1].path);
+	ds_reader_close(rd);
+	/* our own executable, with its real build-id: symbolized, no warning */
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	assert_true(map_self(sym, &s, ip, exe));
+	ds_symbols_free(sym);
+	n = ds_build_id_of_file(exe, id, sizeof(id));
+	assert_int_equal(n, 20);
+	memset(&so, 0, sizeof(so));
+	so.sz = sizeof(so);
+	so.warn = warn_cb;
+	so.warn_arg = &wn;
+	b[1].path = exe;
+	memcpy(b[1].id, id, 20);
+	so.build_ids = &b[1];
+	so.nr_build_ids = 1;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
+			    "ds_test_marker_function");
+	assert_int_equal(wn.n, 0);
+	assert_int_equal(ds_symbols_lookup(sym, 77, ip, false, &si, buf, sizeof(buf)), 0);
+	assert_false(si.mismatch);
+	assert_string_equal(si.sym, "ds_test_marker_function");
+	assert_int_equal(si.build_id_len, 20);
+	assert_memory_equal(si.build_id, id, 20);
+	ds_symbols_free(sym);
+	/* recorded with another build-id: offsets, one warning */
+	for (int i = 0; i < 20; i++)
+		b[1].id[i] = (uint8_t)(i + 1);
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	snprintf(want, sizeof(want), "[%s+0x", strrchr(exe, '/') + 1);
+	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)), want));
+	assert_non_null(strstr(ds_symbols_resolve(sym, 77, ip + 1, false, buf, sizeof(buf)),
+			       want));
+	assert_int_equal(wn.n, 1);
+	assert_string_equal(wn.path, exe);
+	/* the object profiled is the recorded one: its build-id, no symbol */
+	assert_int_equal(ds_symbols_lookup(sym, 77, ip, false, &si, buf, sizeof(buf)), 0);
+	assert_true(si.mismatch);
+	assert_null(si.sym);
+	assert_string_equal(si.dso, exe);
+	assert_int_equal(si.build_id_len, 20);
+	assert_memory_equal(si.build_id, b[1].id, 20);
+	assert_int_equal(wn.n, 1);
+	ds_symbols_free(sym);
+	/* --force-symbols */
+	so.force_symbols = true;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	map_self(sym, &s, ip, NULL);
+	assert_string_equal(ds_symbols_resolve(sym, 77, ip, false, buf, sizeof(buf)),
+			    "ds_test_marker_function");
+	assert_int_equal(wn.n, 2);
+	ds_symbols_free(sym);
+	/* options of a newer library: unknown fields set -> -E2BIG */
+	{
+		struct { struct ds_symbols_opts o; uint64_t more; } big;
+
+		memset(&big, 0, sizeof(big));
+		big.o.sz = sizeof(big);
+		assert_int_equal(ds_symbols_open(&sym, &big.o), 0);
+		ds_symbols_free(sym);
+		big.more = 1;
+		assert_int_equal(ds_symbols_open(&sym, &big.o), -E2BIG);
+	}
+	/* options of an older caller: the fields past its sz are not read */
+	memset(&so, 0, sizeof(so));
+	so.sz = offsetof(struct ds_symbols_opts, build_ids);
+	so.build_ids = (const struct ds_build_id *)(uintptr_t)8;	/* not ours */
+	so.nr_build_ids = 3;
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	ds_symbols_free(sym);
+	free(s.b);
+}
+
 static void t_symbols_not_regular(void **state)
 {
 	const char *paths[] = { tpath("fifo"), "/dev/zero", "/tmp" };
@@ -672,7 +1202,7 @@ static void t_symbols_not_regular(void **state)
 		assert_int_equal(ds_symbols_event(sym, &ev), 0);
 		assert_string_equal(ds_symbols_resolve(sym, 10 + i, UADDR(0x40), false, buf,
 						       sizeof(buf)),
-				    i == 0 ? "[fifo]" : i == 1 ? "[zero]" : "[tmp]");
+				    i == 0 ? "[fifo+0x40]" : i == 1 ? "[zero+0x40]" : "[tmp+0x40]");
 	}
 	/* kallsyms: a FIFO is refused, a character device means none */
 	assert_int_equal(ds_symbols_load_kallsyms(sym, paths[0]), -EINVAL);
@@ -719,7 +1249,7 @@ static void t_symbols_stripped(void **state)
 	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
 	assert_int_equal(ds_symbols_event(sym, &ev), 0);
 	assert_string_equal(ds_symbols_resolve(sym, 42, UADDR(0x80), false, buf, sizeof(buf)),
-			    "[stripped.so]");
+			    "[stripped.so+0x80]");
 	ds_symbols_free(sym);
 	free(s.b);
 }
@@ -744,12 +1274,29 @@ static void t_fold(void **state)
 	fclose(f);
 	assert_string_equal(text, "app;main;other 1\napp;main;work;leaf 5\n");
 	free(text);
-	f = open_memstream(&text, &len);
-	assert_int_equal(ds_fold_write_text(fo, f, 10), 0);
-	fclose(f);
-	assert_non_null(strstr(text, "83.33%  83.33%  leaf"));
-	assert_non_null(strstr(text, "100.00%  main"));
-	free(text);
+	{	/* weights other than sample counts (periods): 3 samples of
+		 * period 100, 1 of 700 */
+		struct ds_fold *fw;
+
+		assert_int_equal(ds_fold_new(&fw), 0);
+		assert_int_equal(ds_fold_add_weighted(fw, "app", &a, 3, 300), 0);
+		assert_int_equal(ds_fold_add_weighted(fw, "app", &b, 1, 700), 0);
+		assert_int_equal(ds_fold_samples(fw), 4);
+		assert_int_equal(ds_fold_total(fw), 1000);
+		f = open_memstream(&text, &len);
+		assert_int_equal(ds_fold_write(fw, f), 0);
+		fclose(f);
+		assert_string_equal(text, "app;main;other 700\napp;main;work;leaf 300\n");
+		free(text);
+		f = open_memstream(&text, &len);
+		assert_int_equal(ds_fold_write_svg(fw, f, "w"), 0);
+		fclose(f);
+		assert_non_null(strstr(text, "<title>other (1 samples, 70.00%)</title>"));
+		assert_non_null(strstr(text, "<title>leaf (3 samples, 30.00%)</title>"));
+		assert_non_null(strstr(text, "data-total=\"1000\" data-samples=\"4\""));
+		free(text);
+		ds_fold_free(fw);
+	}
 	f = open_memstream(&text, &len);
 	assert_int_equal(ds_fold_write_svg(fo, f, "t<1>"), 0);
 	fclose(f);
@@ -787,11 +1334,18 @@ int main(void)
 		cmocka_unit_test(t_perfdata_roundtrip),
 		cmocka_unit_test(t_perfdata_bad),
 		cmocka_unit_test(t_perfdata_unfinished),
+		cmocka_unit_test(t_pipe_mode),
 		cmocka_unit_test(t_reader_id_lookup),
+		cmocka_unit_test(t_reader_sample_id_pos),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
+		cmocka_unit_test(t_merge_many_cpus),
+		cmocka_unit_test(t_htab),
+		cmocka_unit_test(t_opts),
 		cmocka_unit_test(t_stitch_many_tasks),
+		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
+		cmocka_unit_test(t_build_ids),
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),

@@ -1,0 +1,41 @@
+# Sourced by tests/run-checks.sh (uses OUT, T, check/ok/bad/skp): symbols
+# through libdwfl, as an MMAP2 record of each file would give them
+# (out/tests/resolve): the file's own symtab, C++ demangled, a stripped copy
+# per address, its debug file through .gnu_debuglink, MiniDebugInfo, and
+# libc's internal functions from libc6-dbg (build-id path).
+RES="$OUT/tests/resolve"
+B=$(cd "$OUT/tests" && pwd)
+mkdir -p "$T/dbg"
+va() { nm "$B/burn" | awk -v s="$1" '$3 == s { print $1 }'; }
+check "symbols: a function of an unstripped binary" \
+	bash -c "'$RES' '$B/burn' burn_leaf | grep -q '^burn_leaf +0x1 burn [0-9a-f]\{40\}$'"
+check "symbols: C++ names demangled" \
+	bash -c "'$RES' '$B/cxxburn' _ZN4work7SpinnerIlE4spinEl _ZN4work5churnEid > '$T/dbg/cxx.txt' &&
+		grep -qx 'work::Spinner<long>::spin(long) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt' &&
+		grep -qx 'work::churn(int, double) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt'"
+strip --strip-all -o "$T/dbg/burn-s" "$B/burn"
+"$RES" "$T/dbg/burn-s" "$(va burn_leaf)" "$(va burn_middle)" > "$T/dbg/strip.txt"
+check "symbols: a stripped binary per address, like perf ([burn-s+0xOFF], one per function)" \
+	bash -c "[ \$(grep -c '^\[burn-s+0x[0-9a-f]*\] ' '$T/dbg/strip.txt') -eq 2 ] &&
+		[ \$(sort -u '$T/dbg/strip.txt' | wc -l) -eq 2 ]"
+objcopy --only-keep-debug "$B/burn" "$T/dbg/burn.debug"
+objcopy --add-gnu-debuglink="$T/dbg/burn.debug" "$T/dbg/burn-s" "$T/dbg/burn-dl"
+check "symbols: stripped binary + separate debug file through .gnu_debuglink" \
+	bash -c "'$RES' '$T/dbg/burn-dl' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-dl '"
+# MiniDebugInfo: an xz-compressed ELF with .symtab in .gnu_debugdata
+objcopy --only-keep-debug "$B/burn" "$T/dbg/mini"
+strip --strip-debug "$T/dbg/mini"
+xz -f "$T/dbg/mini"
+objcopy --add-section .gnu_debugdata="$T/dbg/mini.xz" "$T/dbg/burn-s" "$T/dbg/burn-mini"
+check "symbols: MiniDebugInfo (.gnu_debugdata)" \
+	bash -c "'$RES' '$T/dbg/burn-mini' $(va burn_middle) | grep -q '^burn_middle +0x1 burn-mini '"
+libc=$(readlink -f "$(ldd "$B/burn" | awk '/libc\.so\.6/ { print $3 }')")
+bid=$(readelf -n "$libc" 2>/dev/null | awk '/Build ID/ { print $3 }')
+dbg=/usr/lib/debug/.build-id/${bid:0:2}/${bid:2}.debug
+if [ -n "$bid" ] && [ -f "$dbg" ]; then
+	lva=$(nm "$dbg" | awk '$3 == "__libc_start_call_main" { print $1 }')
+	check "symbols: libc internal function from libc6-dbg (build-id path)" \
+		bash -c "'$RES' '$libc' '$lva' | grep -q '^__libc_start_call_main +0x1 libc.so.6 $bid$'"
+else
+	skp "libc internal functions: no debug file for $libc (libc6-dbg not installed)"
+fi
