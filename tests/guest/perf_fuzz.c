@@ -417,6 +417,7 @@ static void __attribute__((noreturn)) child_main(uint64_t seed, int do_exec)
 
 		snprintf(ms, sizeof(ms), "%u", 5 + rnd(&r, 60));
 		snprintf(bytes, sizeof(bytes), "%u", 1 + rnd(&r, 65536));
+		dup2(null_fd, 1);	/* its summary line is noise here */
 		execl(EXAMPLE, "example_workload", ms, bytes, (char *)NULL);
 	}
 	_exit(chance(&r, 50) ? 0 : 3);
