@@ -107,7 +107,7 @@ enum kind {
 	K_SET_OUTPUT, K_PAUSE, K_ID, K_SESSION, K_FILTER, K_IOC_OTHER,
 	K_MMAP, K_MUNMAP, K_DRAIN, K_READ, K_POLL, K_PRCTL, K_FORK, K_EXEC,
 	K_KILL, K_REAP, K_THREAD_START, K_THREAD_STOP, K_MIGRATE, K_LOAD,
-	K_RACE, NR_KINDS
+	K_RACE, K_SYSCTL, NR_KINDS
 };
 
 static const char *const kind_name[NR_KINDS] = {
@@ -118,7 +118,7 @@ static const char *const kind_name[NR_KINDS] = {
 	"ring drain", "read", "poll", "prctl PERF_EVENTS", "fork (load child)",
 	"fork+exec", "kill -9", "waitpid", "pthread_create", "pthread stop+join",
 	"sched_setaffinity", "main's own load (read, getppid)",
-	"racing thread (ioctl, read)",
+	"racing thread (ioctl, read)", "write perf_event_max_stack/contexts",
 };
 
 static atomic_ulong calls[NR_KINDS], oks[NR_KINDS];
@@ -166,6 +166,7 @@ struct ev {
 	uint64_t config;
 	int sigtrap;		/* keep its period long: SIGTRAP on each overflow */
 	int backward;		/* write_backward: not drained */
+	int ro_rb;		/* may share a buffer created read-only (overwrite): not drained */
 	int clock;		/* cpu-clock/task-clock: period in ns */
 	int tracepoint;
 	pid_t pid;
@@ -432,6 +433,8 @@ static void on_sigtrap(int sig)
 	sigtraps++;
 }
 
+static void sysctl_restore(void);
+
 static void on_alarm(int sig)
 {
 	char buf[512];
@@ -453,6 +456,7 @@ static void on_alarm(int sig)
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
 			kill(children[i], SIGKILL);
+	sysctl_restore();	/* open() and write() only */
 	_exit(2);
 }
 
@@ -885,8 +889,12 @@ static void do_ioctl(void)
 		struct ev *o = pick_ev();
 		int ofd = chance(&R, 25) ? -1 : o ? o->fd : -1;
 
+		struct ev *oe = find_ev(ofd);
+
 		note("ioctl SET_OUTPUT %d -> %d", fd, ofd);
-		xioctl(K_SET_OUTPUT, fd, PERF_EVENT_IOC_SET_OUTPUT, (unsigned long)(long)ofd);
+		if (xioctl(K_SET_OUTPUT, fd, PERF_EVENT_IOC_SET_OUTPUT,
+			   (unsigned long)(long)ofd) == 0 && e && oe && (e->ro_rb || oe->ro_rb))
+			e->ro_rb = oe->ro_rb = 1;
 	} else if (k < 70) {
 		unsigned long p = rnd(&R, 3);
 
@@ -986,12 +994,14 @@ static void do_mmap(struct ev *e)
 	m->data_pages = pages;
 	mapped_pages += pages;
 	e = find_ev(fd);
+	if (e && ro)
+		e->ro_rb = 1;
 	/*
 	 * One reader per buffer: a buffer mapped twice (same event, or an
 	 * event whose output was set to another) carries the first reader's
 	 * tag. Backward and read-only (overwrite) buffers are not drained.
 	 */
-	if (ro || off || !pages || (pages & (pages - 1)) || !e || e->backward)
+	if (ro || off || !pages || (pages & (pages - 1)) || !e || e->backward || e->ro_rb)
 		return;
 	if ((*map_tag(p) & 0xffffffff00000000ULL) == TAG_MAGIC) {
 		for (int i = 0; i < MAX_MAPS; i++)
@@ -1084,6 +1094,59 @@ static struct map *pick_map(void)
 		if (maps[(start + i) % MAX_MAPS].base)
 			return &maps[(start + i) % MAX_MAPS];
 	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* kernel.perf_event_max_stack bounds the deferred record: change it.   */
+
+static const char *const sysctls[2] = {
+	"/proc/sys/kernel/perf_event_max_stack",
+	"/proc/sys/kernel/perf_event_max_contexts_per_stack",
+};
+static char sysctl_saved[2][32];
+
+static long sysctl_write(int i, const char *val)
+{
+	int fd = open(sysctls[i], O_WRONLY | O_CLOEXEC);
+	long r;
+
+	if (fd < 0)
+		return -errno;
+	r = write(fd, val, strlen(val)) < 0 ? -errno : 0;
+	close(fd);
+	return r;
+}
+
+static void sysctl_save(void)
+{
+	for (int i = 0; i < 2; i++) {
+		int fd = open(sysctls[i], O_RDONLY | O_CLOEXEC);
+		long n = fd >= 0 ? read(fd, sysctl_saved[i], sizeof(sysctl_saved[i]) - 1) : -1;
+
+		sysctl_saved[i][n > 0 ? n : 0] = 0;
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+static void sysctl_restore(void)
+{
+	for (int i = 0; i < 2; i++)
+		if (sysctl_saved[i][0])
+			sysctl_write(i, sysctl_saved[i]);
+}
+
+static void do_sysctl(void)
+{
+	char val[32];
+	int i = chance(&R, 80) ? 0 : 1;
+	long r;
+
+	snprintf(val, sizeof(val), "%u", chance(&R, 80) ? rnd(&R, 600) : rnd(&R, 70000));
+	note("write %s %s", sysctls[i], val);
+	r = sysctl_write(i, val);
+	count(K_SYSCTL, r);
+	result(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1229,7 +1292,6 @@ static void *race_main(void *arg)
 	rng_seed(&r, (uint64_t)(uintptr_t)arg);
 	while (!atomic_load(&race_stop)) {
 		int fd = atomic_load(&pub_fds[rnd(&r, MAX_EVENTS)]);
-		int ofd = atomic_load(&pub_fds[rnd(&r, MAX_EVENTS)]);
 		long ret;
 
 		if (fd < 0) {
@@ -1245,7 +1307,8 @@ static void *race_main(void *arg)
 			v = random_period(&r, NULL, 1);
 			ret = ioctl(fd, PERF_EVENT_IOC_PERIOD, &v);
 			break;
-		case 4: ret = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, chance(&r, 30) ? -1 : ofd); break;
+		/* Only to -1: the main thread tracks which buffers are shared. */
+		case 4: ret = ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, -1); break;
 		case 5: ret = ioctl(fd, PERF_EVENT_IOC_PAUSE_OUTPUT, rnd(&r, 2)); break;
 		case 6:
 			v = rnd(&r, 3);
@@ -1327,7 +1390,9 @@ static void one_op(int zero_fd, char *buf, size_t cap)
 		do_thread_stop();
 	} else if (k < 900) {
 		do_migrate();
-	} else if (k < 905) {
+	} else if (k < 903) {
+		do_sysctl();
+	} else if (k < 908) {
 		if (!race_running) {
 			atomic_store(&race_stop, 0);
 			note("start racing thread");
@@ -1413,6 +1478,15 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGIO, SIG_IGN);
 	load_tracepoints();
+	sysctl_save();
+	/* Writable only while no event samples a callchain: now, before any. */
+	if (chance(&R, 50)) {
+		char val[16];
+
+		snprintf(val, sizeof(val), "%u", 8 + rnd(&R, 600));
+		printf("# kernel.perf_event_max_stack %s: %s\n", val,
+		       sysctl_write(0, val) ? "refused" : "set");
+	}
 	printf("# %d tracepoints (%d preferred), %d CPUs\n", nr_tp_all, nr_tp_pref, nr_cpus);
 	/* Watchdog: the run, plus the teardown on a slow kernel. */
 	alarm(seconds + 60 + 30 * period_scale);
@@ -1448,6 +1522,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < MAX_EVENTS; i++)
 		if (evs[i].fd >= 0)
 			do_close(&evs[i]);
+	sysctl_restore();
 	dur = since(&t0);
 	alarm(0);
 
