@@ -107,7 +107,7 @@ enum kind {
 	K_SET_OUTPUT, K_PAUSE, K_ID, K_SESSION, K_FILTER, K_IOC_OTHER,
 	K_MMAP, K_MUNMAP, K_DRAIN, K_READ, K_POLL, K_PRCTL, K_FORK, K_EXEC,
 	K_KILL, K_REAP, K_THREAD_START, K_THREAD_STOP, K_MIGRATE, K_LOAD,
-	K_RACE, K_SYSCTL, NR_KINDS
+	K_RACE, K_SYSCTL, K_TOOL, NR_KINDS
 };
 
 static const char *const kind_name[NR_KINDS] = {
@@ -119,6 +119,7 @@ static const char *const kind_name[NR_KINDS] = {
 	"fork+exec", "kill -9", "waitpid", "pthread_create", "pthread stop+join",
 	"sched_setaffinity", "main's own load (read, getppid)",
 	"racing thread (ioctl, read)", "write perf_event_max_stack/contexts",
+	"fork (tool child: its own events on us)",
 };
 
 static atomic_ulong calls[NR_KINDS], oks[NR_KINDS];
@@ -209,6 +210,7 @@ static pthread_t race_th;
 static int race_running;
 
 static volatile sig_atomic_t sigtraps;
+static long tool_events, tool_exits;
 static long bad_records, deferred_records, sample_records, lost_records, other_records;
 
 /* A breakpoint target our threads write and read. */
@@ -385,7 +387,47 @@ static void *thr_main(void *arg)
 	return NULL;
 }
 
-/* A forked child: load, maybe a grandchild, then exit, exec or get killed. */
+static void __attribute__((noreturn)) exec_example(struct rng *r)
+{
+	char ms[16], bytes[16];
+
+	snprintf(ms, sizeof(ms), "%u", 5 + rnd(r, 60));
+	snprintf(bytes, sizeof(bytes), "%u", 1 + rnd(r, 65536));
+	dup2(null_fd, 1);	/* its summary line is noise here */
+	execl(EXAMPLE, "example_workload", ms, bytes, (char *)NULL);
+	_exit(127);
+}
+
+/* A thread of a child that execs: the exec kills it, or it execs itself. */
+struct cthr {
+	uint64_t seed;
+	int do_exec;
+};
+
+static void *child_thr(void *arg)
+{
+	struct cthr *c = arg;
+	size_t cap = 64 << 10;
+	char *buf = malloc(cap);
+	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	struct rng r;
+
+	rng_seed(&r, c->seed);
+	if (!buf || fd < 0)
+		return NULL;
+	for (unsigned int i = 0;; i++) {
+		fz_load(&r, fd, buf, cap, rnd(&r, 4));
+		if (c->do_exec && i > 10)
+			exec_example(&r);	/* de_thread(): the leader goes */
+	}
+	return NULL;
+}
+
+/*
+ * A forked child: load, maybe a grandchild, then exit or exec (sometimes
+ * with threads running, or from a thread that is not the leader); or get
+ * killed on the way.
+ */
 static void __attribute__((noreturn)) child_main(uint64_t seed, int do_exec)
 {
 	struct rng r;
@@ -413,15 +455,29 @@ static void __attribute__((noreturn)) child_main(uint64_t seed, int do_exec)
 			}
 		}
 	}
-	if (do_exec) {
-		char ms[16], bytes[16];
+	if (!do_exec)
+		_exit(chance(&r, 50) ? 0 : 3);
+	if (chance(&r, 50)) {
+		static struct cthr ct[3];
+		int n = 1 + (int)rnd(&r, 3), from = chance(&r, 50) ? (int)rnd(&r, (unsigned int)n) : -1;
+		pthread_attr_t pa;
+		pthread_t th;
 
-		snprintf(ms, sizeof(ms), "%u", 5 + rnd(&r, 60));
-		snprintf(bytes, sizeof(bytes), "%u", 1 + rnd(&r, 65536));
-		dup2(null_fd, 1);	/* its summary line is noise here */
-		execl(EXAMPLE, "example_workload", ms, bytes, (char *)NULL);
+		pthread_attr_init(&pa);
+		pthread_attr_setstacksize(&pa, 128 << 10);
+		pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
+		for (int i = 0; i < n; i++) {
+			ct[i].seed = rnd64(&r);
+			ct[i].do_exec = i == from;
+			pthread_create(&th, &pa, child_thr, &ct[i]);
+		}
+		if (from >= 0)
+			for (;;)
+				fz_load(&r, fd, buf, cap, rnd(&r, 4));
+		for (unsigned int i = rnd(&r, 10); i; i--)
+			fz_load(&r, fd, buf, cap, 1);
 	}
-	_exit(chance(&r, 50) ? 0 : 3);
+	exec_example(&r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1096,6 +1152,86 @@ static struct map *pick_map(void)
 	return NULL;
 }
 
+/*
+ * A tool child: another process (another session) opens defer events on
+ * us, our threads, itself or per CPU, maps and drains them, then exits with
+ * them open or closes them first; or is killed by the fuzzer meanwhile.
+ * Exit status 42: it read a malformed deferred record.
+ */
+static void __attribute__((noreturn)) tool_main(uint64_t seed, pid_t parent)
+{
+	struct map ms[6];
+	int fds[6], n, opened = 0;
+	size_t cap = 64 << 10;
+	char *buf = malloc(cap);
+	int zfd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	struct timespec t0;
+	unsigned int msec;
+
+	signal(SIGALRM, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	rng_seed(&R, seed);		/* our copy of the main thread's state */
+	alarm(2 + rnd(&R, 3));
+	verbose = 0;
+	bad_records = 0;
+	memset(ms, 0, sizeof(ms));
+	n = 1 + (int)rnd(&R, 6);
+	for (int i = 0; i < n; i++) {
+		struct perf_event_attr a;
+		struct ev tmp = { .fd = -1 };
+		pid_t pid;
+		int cpu = -1;
+		__u64 key = rnd(&R, 3);
+		void *p;
+
+		random_attr(&a, &tmp);
+		if (chance(&R, 80))
+			ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+		switch (rnd(&R, 4)) {
+		case 0: pid = parent; break;
+		case 1: pid = pick_thread_tid(); break;
+		case 2: pid = 0; break;
+		default: pid = -1; break;
+		}
+		if (pid == -1 || chance(&R, 30))
+			cpu = (int)rnd(&R, (unsigned int)nr_cpus);
+		fds[i] = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[i] < 0)
+			continue;
+		if (key)
+			ioctl(fds[i], PERF_EVENT_IOC_SET_DEFER_SESSION, &key);
+		ms[i].data_pages = 1u << rnd(&R, 5);
+		ms[i].len = (ms[i].data_pages + 1) * (size_t)page_size;
+		p = mmap(NULL, ms[i].len, PROT_READ | PROT_WRITE, MAP_SHARED, fds[i], 0);
+		if (p == MAP_FAILED)
+			continue;
+		ms[i].base = p;
+		ms[i].drain = !tmp.backward && !ds_ring_init(&ms[i].ring, p, ms[i].len,
+							       (size_t)page_size);
+		ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	msec = 5 + rnd(&R, 300);
+	while (ds_msec_since(&t0) < (long)msec && buf && zfd >= 0) {
+		for (int i = 0; i < n; i++)
+			if (ms[i].base && ms[i].drain)
+				drain(&ms[i]);
+		fz_load(&R, zfd, buf, cap, rnd(&R, 3));
+	}
+	if (chance(&R, 50)) {
+		for (int i = 0; i < n; i++) {
+			if (ms[i].base && chance(&R, 70))
+				munmap(ms[i].base, ms[i].len);
+			if (fds[i] >= 0 && chance(&R, 70))
+				close(fds[i]);
+		}
+	}
+	/* The rest goes with exit(). Status 10 + events opened and mapped. */
+	for (int i = 0; i < n; i++)
+		opened += ms[i].base != NULL;
+	_exit(bad_records ? 42 : 10 + opened);
+}
+
 /* ------------------------------------------------------------------ */
 /* kernel.perf_event_max_stack bounds the deferred record: change it.   */
 
@@ -1164,9 +1300,18 @@ static void add_child(pid_t pid)
 static void reap(int block)
 {
 	pid_t p;
+	int st;
 
-	while ((p = waitpid(-1, NULL, block ? 0 : WNOHANG)) > 0 || (p < 0 && errno == EINTR)) {
+	while ((p = waitpid(-1, &st, block ? 0 : WNOHANG)) > 0 || (p < 0 && errno == EINTR)) {
 		count(K_REAP, p);
+		if (p > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 42) {
+			printf("# BAD deferred record read by tool child %d\n", p);
+			bad_records++;
+		} else if (p > 0 && WIFEXITED(st) && WEXITSTATUS(st) >= 10 &&
+			   WEXITSTATUS(st) <= 16) {
+			tool_exits++;
+			tool_events += WEXITSTATUS(st) - 10;
+		}
 		for (int i = 0; i < MAX_CHILDREN; i++)
 			if (children[i] == p)
 				children[i] = 0;
@@ -1182,19 +1327,24 @@ static int nr_children(void)
 	return n;
 }
 
-static void do_fork(int do_exec)
+/* mode 0: load child, 1: load then exec, 2: tool child. */
+static void do_fork(int mode)
 {
+	static const enum kind kinds[] = { K_FORK, K_EXEC, K_TOOL };
 	uint64_t seed = rnd64(&R);
-	pid_t p;
+	pid_t p, parent = getpid();
 
 	if (nr_children() >= MAX_CHILDREN)
 		return;
-	note("fork%s", do_exec ? "+exec" : "");
+	note("fork mode %d", mode);
 	fflush(stdout);
 	p = fork();
-	if (p == 0)
-		child_main(seed, do_exec);
-	count(do_exec ? K_EXEC : K_FORK, p < 0 ? -errno : p);
+	if (p == 0) {
+		if (mode == 2)
+			tool_main(seed, parent);
+		child_main(seed, mode);
+	}
+	count(kinds[mode], p < 0 ? -errno : p);
 	result(p < 0 ? -errno : p);
 	if (p > 0)
 		add_child(p);
@@ -1378,10 +1528,12 @@ static void one_op(int zero_fd, char *buf, size_t cap)
 		note("prctl %d", op);
 		r = prctl(op, 0, 0, 0, 0) ? -errno : 0;
 		count(K_PRCTL, r);
-	} else if (k < 808) {
+	} else if (k < 802) {
 		do_fork(0);
-	} else if (k < 826) {
+	} else if (k < 814) {
 		do_fork(1);
+	} else if (k < 826) {
+		do_fork(2);
 	} else if (k < 846) {
 		do_kill();
 	} else if (k < 856) {
@@ -1535,6 +1687,8 @@ int main(int argc, char **argv)
 	printf("# records read: %ld samples, %ld deferred callchains (%ld malformed), "
 	       "%ld lost, %ld other; %ld SIGTRAPs\n", sample_records, deferred_records,
 	       bad_records, lost_records, other_records, (long)sigtraps);
+	printf("# tool children that finished: %ld, with %ld mapped events in all\n",
+	       tool_exits, tool_events);
 	printf("# perf_event_open errors:");
 	for (int i = 1; i < 256; i++)
 		if (open_errno[i])
