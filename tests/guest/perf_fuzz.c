@@ -6,22 +6,28 @@
  * in groups; random ioctls (ENABLE, DISABLE, RESET, REFRESH, PERIOD,
  * SET_OUTPUT, PAUSE_OUTPUT, ID, SET_FILTER, SET_DEFER_SESSION, ...), also from a
  * second thread racing the main one; mmap/munmap of rings (valid and invalid
- * sizes), draining them, read() of counts, close; threads, fork, exec, exit,
- * SIGKILL, CPU migration, while the sampled tasks keep entering the kernel
- * (read of /dev/zero, getppid) and running user code, so deferred unwinds are
- * pending all the time.
+ * sizes, partial unmaps, read-only overwrite rings), draining them, read() of
+ * counts, close; kernel.perf_event_max_stack changes; threads, fork, exec (also
+ * from a multithreaded child, from a thread that is not the leader), exit,
+ * SIGKILL and CPU migration of the sampled tasks, which keep entering the
+ * kernel (read of /dev/zero, getppid) and running user code, so deferred
+ * unwinds are pending all the time; "tool" children open their own defer
+ * events on our tasks (other sessions) and exit with them open.
  *
  * Every system call may fail; the fuzzer itself must not crash or hang (a
- * watchdog alarm ends it with the last operations), and the kernel's health
- * is judged by the harness (any splat on the console fails the run; on the
- * debug kernel kmemleak_check.sh runs after it). The only check of its own:
- * every PERF_RECORD_CALLCHAIN_DEFERRED read from a ring is well formed.
+ * watchdog alarm ends it, printing the last operations; children have bounded
+ * lives; fds, rings and memory are capped), and the kernel's health is judged
+ * by the harness (any splat on the console fails the run; on the debug kernel
+ * kmemleak_check.sh runs after it). Its own check: every
+ * PERF_RECORD_CALLCHAIN_DEFERRED read from a ring is well formed.
  *
- *   perf_fuzz [SECONDS [SEED [v]]]      (default 60 s, seed from the clock)
+ *   perf_fuzz [SECONDS [SEED|random [v]]]   (default: 60 s, seed 1)
  *
- * The seed is printed first; "perf_fuzz 60 SEED v" replays the main thread's
- * choices and prints every call (threads, children and the racing thread have
- * seeds derived from it, but their timing is not reproducible).
+ * The seed is printed first. "perf_fuzz 60 SEED v" makes the main thread take
+ * the same random choices and prints each call; threads, children and the
+ * racing thread get seeds derived from it, but what each call meets depends
+ * on timing, so a replay is close, not exact. It prints the calls per kind,
+ * then "# N calls in S s".
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -125,6 +131,8 @@ static const char *const kind_name[NR_KINDS] = {
 static atomic_ulong calls[NR_KINDS], oks[NR_KINDS];
 static unsigned long open_errno[256];
 static int verbose;
+/* DS_FUZZ_NO_DEFER=1: never set the defer bits (to tell our paths from others'). */
+static int no_defer;
 
 static void count(enum kind k, long ret)
 {
@@ -743,6 +751,10 @@ static int random_attr(struct perf_event_attr *a, struct ev *e)
 	ds_attr_set_flag(a, DS_ATTR_BIT_DEFER_OUTPUT, chance(&R, 40));
 	if (!sane && chance(&R, 1))
 		ds_attr_set_flag(a, 40 + rnd(&R, 24), 1);	/* reserved: EINVAL */
+	if (no_defer) {
+		ds_attr_set_flag(a, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
+		ds_attr_set_flag(a, DS_ATTR_BIT_DEFER_OUTPUT, 0);
+	}
 	if (sane) {
 		a->inherit_thread &= a->inherit;
 		a->build_id &= a->mmap2;
@@ -1185,7 +1197,7 @@ static void __attribute__((noreturn)) tool_main(uint64_t seed, pid_t parent)
 		void *p;
 
 		random_attr(&a, &tmp);
-		if (chance(&R, 80))
+		if (chance(&R, 80) && !no_defer)
 			ds_attr_set_flag(&a, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 		switch (rnd(&R, 4)) {
 		case 0: pid = parent; break;
@@ -1593,17 +1605,20 @@ int main(int argc, char **argv)
 	double dur;
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	seed = argc > 2 ? strtoull(argv[2], NULL, 0) :
-	       (uint64_t)now.tv_sec * 1000003ULL ^ (uint64_t)now.tv_nsec;
+	seed = 1;
+	if (argc > 2)
+		seed = strcmp(argv[2], "random") ? strtoull(argv[2], NULL, 0) :
+		       (uint64_t)now.tv_sec * 1000003ULL ^ (uint64_t)now.tv_nsec;
 	verbose = argc > 3 && argv[3][0] == 'v';
+	no_defer = getenv("DS_FUZZ_NO_DEFER") && atoi(getenv("DS_FUZZ_NO_DEFER"));
 	if (!seconds)
 		seconds = 1;
 	if (scale && atoi(scale) > 1)
 		period_scale = (unsigned int)atoi(scale);
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# perf_fuzz: seed %llu, %u s, period scale %u (replay: perf_fuzz %u %llu v)\n",
-	       (unsigned long long)seed, seconds, period_scale, seconds,
-	       (unsigned long long)seed);
+	printf("# perf_fuzz: seed %llu, %u s, period scale %u%s (replay: perf_fuzz %u %llu v)\n",
+	       (unsigned long long)seed, seconds, period_scale,
+	       no_defer ? ", no defer bits" : "", seconds, (unsigned long long)seed);
 	rng_seed(&R, seed);
 	page_size = sysconf(_SC_PAGESIZE);
 	nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
