@@ -67,14 +67,14 @@ want() {
 # obj- line (obj-y lists continued over several lines) counts as built.
 configured() {
 	local path=${1%.o} token dir line sym
-	token=$(basename "$path").o
+	token=${path##*/}.o
 	while dir=$(dirname "$path"); [ "$dir" != . ]; do
 		line=$(grep -E "^obj-[^+:=]*[+:]?=.*(^|[[:space:]])$token([[:space:]]|$)" \
 			"$DS_SRC/$dir/Makefile" 2>/dev/null | head -1)
 		sym=$(sed -n 's/^obj-\$(\(CONFIG_[A-Z0-9_]*\)).*/\1/p' <<< "$line")
 		[ -z "$sym" ] || grep -qx "$sym=y" "$2/.config" || return 1
 		path=$dir
-		token=$(basename "$dir")/
+		token=${dir##*/}/
 	done
 	return 0
 }
