@@ -16,7 +16,9 @@
 #   bench/file-bench.sh       (make bench-file)
 #   env: BENCH_SAMPLES (1000000), BENCH_RUNS (3), BENCH_DIR (build/bench-file),
 #        BENCH_PERF_REPORT=0 (skip perf report --stdio: minutes, GBs),
-#        BENCH_FETCH_PERF7=1 (build the sid chroot if missing)
+#        BENCH_FETCH_PERF7=1 (build the sid chroot if missing),
+#        BENCH_DS_BASE=PATH (also measure another deferstack binary, e.g. an
+#        older build, as ds-base-*: before/after figures in one run)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -103,6 +105,10 @@ for kind in classic deferred; do
 	echo "--- $kind.data"
 	measure "ds-report-folded-$kind" "$ds" report --folded -i "$f" -k "$ks"
 	measure "ds-script-$kind" "$ds" script -i "$f" -k "$ks"
+	if [ -n "${BENCH_DS_BASE:-}" ]; then
+		measure "ds-base-report-folded-$kind" "$BENCH_DS_BASE" report --folded -i "$f" -k "$ks"
+		measure "ds-base-script-$kind" "$BENCH_DS_BASE" script -i "$f" -k "$ks"
+	fi
 	if [ $kind = classic ] && [ -n "$perf6" ]; then
 		measure "perf6-script-$kind" "$perf6" script -i "$f" --kallsyms "$ks"
 		[ "${BENCH_PERF_REPORT:-1}" = 0 ] ||
@@ -123,7 +129,7 @@ echo "--- ratios (deferstack against perf script on the same file; target >= 10x
 for kind in classic deferred; do
 	ref=perf7-script-$kind
 	[ $kind = classic ] && [ -n "$perf6" ] && ref=perf6-script-$kind
-	for n in ds-report-folded-$kind ds-script-$kind; do
+	for n in ds-report-folded-$kind ds-script-$kind ${BENCH_DS_BASE:+ds-base-report-folded-$kind ds-base-script-$kind}; do
 		ratio "$n" "$ref"
 		[ $kind = classic ] && [ -n "$perf7" ] && ratio "$n" "perf7-script-$kind"
 		[ "${BENCH_PERF_REPORT:-1}" = 0 ] || ratio "$n" "${ref/script/report}"
