@@ -34,7 +34,7 @@ SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
 PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 SO      := $(OUT)/libdeferstack.so.$(VERSION)
 
-.PHONY: all static check unit golden cli-tests e2e fuzz bench install clean
+.PHONY: all static check unit golden cli-tests e2e fuzz bench bench-file install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -107,6 +107,15 @@ $(OUT)/bench/stitch_bench: bench/stitch_bench.c $(OUT)/libdeferstack.a
 
 bench: $(OUT)/bench/stitch_bench
 	$(OUT)/bench/stitch_bench $(BENCH_ARGS)
+
+# ---- bench-file: 1 M-sample perf.data files (classic, deferred) through
+# deferstack report --folded / script, perf script / report (6.1, sid's 7.x)
+$(OUT)/bench/mkbench: bench/mkbench.c $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
+
+bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
+	bench/file-bench.sh
 
 # the CLI, the shared and static library, headers, pkg-config file, man page
 install: all

@@ -61,10 +61,11 @@ DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # pkgconf: make check builds a program with pkg-config's flags for the
 # installed library. libdw-dev (libdwfl) finds debug files, its static link
 # needs liblzma-dev and libbz2-dev; libc6-dbg and g++ (a C++ workload) for the
-# debug-symbol tests; golang-go: `go tool pprof` reads report --pprof's output.
+# debug-symbol tests; golang-go: `go tool pprof` reads report --pprof's output;
+# time: /usr/bin/time -v (peak RSS) in bench/file-bench.sh.
 DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zlib1g-dev
 	liblzma-dev libbz2-dev libzstd-dev libcmocka-dev linux-perf groff-base chromium
-	libc6-dbg golang-go pkgconf)
+	libc6-dbg golang-go pkgconf time)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
 DS_ALL_PKGS=("${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" "${DS_USER_PKGS[@]}"

@@ -738,11 +738,13 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 		       uint64_t nr, struct ds_frames *out)
 {
 	bool kernel = false, have_ctx = false;
-	size_t *offs = NULL, n = 0, cap = 0;
+	size_t n = 0;
 	char buf[128];
 	int err = 0;
 
 	ds_frames_reset(out);
+	/* out->names holds the names' offsets in out->store until the end (no
+	 * allocation per call once the arrays have grown) */
 	for (uint64_t i = 0; i < nr; i++) {
 		uint64_t ip = chain[i];
 		const char *name;
@@ -762,20 +764,24 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 					  buf, sizeof(buf));
 		nl = strlen(name) + 1;
 		if ((err = ds_grow(&out->store, &out->store_cap, out->store_len + nl, 1)) ||
-		    (err = ds_grow(&offs, &cap, n + 1, sizeof(size_t))))
-			goto out;
+		    (err = ds_grow(&out->names, &out->cap, n + 1, sizeof(char *))))
+			return err;
 		memcpy(out->store + out->store_len, name, nl);
-		offs[n++] = out->store_len;
+		out->names[n++] = (char *)(uintptr_t)out->store_len;
 		out->store_len += nl;
 	}
 	err = ds_grow(&out->names, &out->cap, n ? n : 1, sizeof(char *));
 	if (err)
-		goto out;
+		return err;
 	/* chain is leaf first; frames are root first */
+	for (size_t i = 0, j = n; i < j--; i++) {
+		char *t = out->names[i];
+
+		out->names[i] = out->names[j];
+		out->names[j] = t;
+	}
 	for (size_t i = 0; i < n; i++)
-		out->names[i] = out->store + offs[n - 1 - i];
+		out->names[i] = out->store + (uintptr_t)out->names[i];
 	out->nr = n;
-out:
-	free(offs);
-	return err;
+	return 0;
 }
