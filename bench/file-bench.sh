@@ -74,7 +74,7 @@ declare -A wall rss
 measure() {
 	local name=$1 best= bestrss= i t m
 	shift
-	for ((i = 0; i < runs; i++)); do
+	for i in $(seq "$runs"); do
 		/usr/bin/time -v -o "$dir/$name.time" "$@" > /dev/null 2> "$dir/$name.err"
 		t=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
 			for (j = 1; j <= n; j++) s = s * 60 + p[j]; print s }' "$dir/$name.time")
