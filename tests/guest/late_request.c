@@ -61,22 +61,13 @@ __attribute__((noinline)) static void lr_quick_path(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static void pin_cpu0(void)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* Another user task on the CPU: the child's FPU registers must be reloaded. */
 static int competitor(void *arg)
 {
 	volatile double x = 1.0;
 
 	(void)arg;
-	pin_cpu0();
+	ds_pin(0, 0);
 	for (;;)
 		x = x * 1.0000001 + 0.5;
 	return 0;
@@ -87,7 +78,7 @@ static int child(void *arg)
 	struct timespec t0;
 
 	(void)arg;
-	pin_cpu0();
+	ds_pin(0, 0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
 		lr_sleep_path();

@@ -39,15 +39,6 @@ static int pmu_type(void)
 	return type;
 }
 
-static void pin(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The sampled child: runs until it reads from @stop_fd. */
 static void child(int go_fd, unsigned int msec)
 {
@@ -74,7 +65,7 @@ static void child(int go_fd, unsigned int msec)
 			if (p > 0)
 				waitpid(p, NULL, 0);
 		}
-		pin(i % 2);
+		ds_pin(0, i % 2);
 	}
 	/* Wait, in a system call, until the parent has disabled the event. */
 	if (read(go_fd, &c, 1) < 0)

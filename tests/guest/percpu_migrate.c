@@ -28,22 +28,13 @@ static const char *const read_chain[] = {
 	"wl_syscall3", "wl_read_leaf", "wl_read_mid", "wl_read_top", NULL
 };
 
-static void pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(pid, sizeof(set), &set);
-}
-
 static void child(int go_fd, int ack_fd)
 {
 	char *buf = malloc(64 << 20);
 	char c;
 
 	for (int i = 0; i < ROUNDS; i++) {
-		pin(0, 0);
+		ds_pin(0, 0);
 		if (read(go_fd, &c, 1) != 1)
 			exit(1);
 		/* Tell the parent we are about to enter the long read on CPU 0. */
@@ -91,7 +82,7 @@ int main(void)
 	}
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		ioctl(fds[cpu], PERF_EVENT_IOC_ENABLE, 0);
-	pin(0, 1);	/* keep ourselves off the child's CPU */
+	ds_pin(0, 1);	/* keep ourselves off the child's CPU */
 	for (int i = 0; i < ROUNDS; i++) {
 		struct timespec ts = { 0, 30 * 1000 * 1000 };
 		char c;
@@ -99,7 +90,7 @@ int main(void)
 		if (write(go[1], "g", 1) != 1 || read(ack[0], &c, 1) != 1)
 			break;
 		nanosleep(&ts, NULL);
-		pin(pid, 1);	/* migrate it while it is inside read() */
+		ds_pin(pid, 1);	/* migrate it while it is inside read() */
 		/* Drain as we go so that nothing is lost. */
 		for (int cpu = 0; cpu < NCPU; cpu++)
 			ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);

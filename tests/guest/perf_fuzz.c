@@ -336,15 +336,6 @@ __attribute__((noinline)) static long fz_getppid(void)
 	return r;
 }
 
-static void pin_to(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(pid, sizeof(set), &set);
-}
-
 /* One round of load; @depth nests it a few frames. */
 __attribute__((noinline)) static uint64_t fz_load(struct rng *r, int fd, char *buf,
 						  size_t cap, unsigned int depth)
@@ -361,7 +352,7 @@ __attribute__((noinline)) static uint64_t fz_load(struct rng *r, int fd, char *b
 		fz_getppid();
 		break;
 	case 5:
-		pin_to(0, (int)rnd(r, (unsigned int)nr_cpus));
+		ds_pin(0, (int)rnd(r, (unsigned int)nr_cpus));
 		break;
 	case 6:
 		if (chance(r, 20))

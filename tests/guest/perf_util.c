@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -9,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -32,6 +34,34 @@ void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns)
 	attr->sample_id_all = 1;
 	attr->disabled = 1;
 	attr->exclude_hv = 1;
+}
+
+void ds_attr_sideband(struct perf_event_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
+	attr->sample_id_all = 1;
+	attr->mmap = attr->comm = attr->task = 1;
+	attr->disabled = 1;
+	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+}
+
+void ds_pin(pid_t pid, int cpu)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (cpu >= 0)
+		CPU_SET(cpu, &set);
+	else
+		for (long i = 0; i < n && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	sched_setaffinity(pid, sizeof(set), &set);
 }
 
 int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,

@@ -47,6 +47,15 @@ int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
 /* Milliseconds of CLOCK_MONOTONIC since @t0 (set with clock_gettime()). */
 long ds_msec_since(const struct timespec *t0);
 
+/*
+ * Per-CPU side-band attr as perf 7.x opens it: a dummy software event with
+ * mmap, comm, task and defer_output, the test layout, disabled.
+ */
+void ds_attr_sideband(struct perf_event_attr *attr);
+
+/* Pin task @pid (0: the caller) to @cpu; a negative @cpu: any online CPU. */
+void ds_pin(pid_t pid, int cpu);
+
 int ds_perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group_fd,
 		 unsigned long flags);
 

@@ -47,20 +47,6 @@ struct kid {
 	int go, ack;
 };
 
-static void pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	if (cpu < 0) {
-		for (int i = 0; i < NCPU; i++)
-			CPU_SET(i, &set);
-	} else {
-		CPU_SET(cpu, &set);
-	}
-	sched_setaffinity(pid, sizeof(set), &set);
-}
-
 static int kid_start(struct kid *k)
 {
 	int go[2], ack[2];
@@ -77,7 +63,7 @@ static int kid_start(struct kid *k)
 		close(go[1]);
 		close(ack[0]);
 		while (read(go[0], &ph, sizeof(ph)) == sizeof(ph) && ph.msec) {
-			pin(0, ph.cpu);
+			ds_pin(0, ph.cpu);
 			if (workload_run(ph.msec, ph.read_size, "/dev/zero", &ws))
 				_exit(1);
 			if (write(ack[1], "d", 1) != 1)
@@ -134,7 +120,7 @@ static int kid_phase(struct kid *k, const struct phase *ph, struct bufset *b, bo
 			drain_all(b);
 		if (hop_ms && ds_msec_since(&t0) >= next_hop) {
 			cpu = !cpu;
-			pin(k->pid, cpu);
+			ds_pin(k->pid, cpu);
 			next_hop += hop_ms;
 		}
 	}
@@ -181,20 +167,6 @@ static void sampling(struct perf_event_attr *attr, uint64_t period_ns)
 {
 	ds_attr_sampling(attr, period_ns);
 	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
-}
-
-static void sideband(struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_DUMMY;
-	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
-	attr->sample_id_all = 1;
-	attr->mmap = attr->comm = attr->task = 1;
-	attr->disabled = 1;
-	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 }
 
 static void set_all(struct bufset *b, int from, int to, unsigned long req)
@@ -294,7 +266,7 @@ static int case_leftover(void)
 
 	if (kid_start(&k))
 		return 1;
-	sideband(&attr);
+	ds_attr_sideband(&attr);
 	for (int cpu = 0; cpu < NCPU; cpu++)
 		if (add(&b, &attr, -1, cpu, 64, 0) < 0)
 			return 1;

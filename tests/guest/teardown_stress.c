@@ -48,15 +48,6 @@ static void sleep_us(unsigned int us)
 	nanosleep(&ts, NULL);
 }
 
-static void pin(pid_t pid, int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(pid, sizeof(set), &set);
-}
-
 /* The workload: long reads, forks that exec, CPU hops; runs until killed. */
 static void workload(void)
 {
@@ -76,7 +67,7 @@ static void workload(void)
 			if (c > 0 && i % 2)
 				waitpid(c, NULL, 0);	/* others are reaped by init */
 		}
-		pin(0, i % NCPU);
+		ds_pin(0, i % NCPU);
 	}
 }
 

@@ -53,20 +53,6 @@ static void drain(struct tool *t)
 		ds_mmap_drain(&t->rings[i], ds_collect_record, &t->col);
 }
 
-static void dummy_sb(struct perf_event_attr *attr)
-{
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_DUMMY;
-	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
-	attr->sample_id_all = 1;
-	attr->mmap = attr->comm = attr->task = 1;
-	attr->disabled = 1;
-	ds_attr_set_flag(attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
-}
-
 /* Runs in the tool's own process; returns its exit code. */
 static int run_tool(char name, pid_t wl, int ready_fd, int done_fd)
 {
@@ -91,7 +77,7 @@ static int run_tool(char name, pid_t wl, int ready_fd, int done_fd)
 			return 1;
 	}
 	if (name != 'A') {
-		dummy_sb(&attr);
+		ds_attr_sideband(&attr);
 		for (int cpu = 0; cpu < NCPU; cpu++)
 			if (add_event(&t, &attr, -1, cpu))
 				return 1;
