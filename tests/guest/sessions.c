@@ -118,7 +118,13 @@ static int kid_phase(struct kid *k, const struct phase *ph, struct bufset *b, bo
 			return read(k->ack, &c, 1) == 1 ? 0 : -1;
 		if (drain && b)
 			drain_all(b);
-		if (hop_ms && ds_msec_since(&t0) >= next_hop) {
+		/*
+		 * No hop in the phase's last 200 ms: a task moved while it waits
+		 * for the next phase returns on a CPU whose events are disabled
+		 * by then, and such a record has nowhere to go (docs/kernel.md).
+		 */
+		if (hop_ms && ds_msec_since(&t0) >= next_hop &&
+		    ds_msec_since(&t0) + 200 < (long)ph->msec) {
 			cpu = !cpu;
 			ds_pin(k->pid, cpu);
 			next_hop += hop_ms;
