@@ -65,7 +65,7 @@ DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # time: /usr/bin/time -v (peak RSS) in bench/file-bench.sh.
 DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zlib1g-dev
 	liblzma-dev libbz2-dev libzstd-dev libcmocka-dev linux-perf groff-base chromium
-	libc6-dbg golang-go pkgconf time)
+	libc6-dbg golang-go pkgconf time gcc-multilib)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
 DS_ALL_PKGS=("${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" "${DS_USER_PKGS[@]}"
