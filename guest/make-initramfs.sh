@@ -6,7 +6,10 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-ds_need_pkgs "${DS_GUEST_PKGS[@]}" clang libelf-dev zlib1g-dev libzstd-dev make
+# The test programs link libdw statically (lzma, bz2, zstd, libstdc++) and
+# compat_workload is built with -m32 (gcc-multilib).
+ds_need_pkgs "${DS_GUEST_PKGS[@]}" gcc g++ gcc-multilib clang libelf-dev libdw-dev zlib1g-dev \
+	liblzma-dev libbz2-dev libzstd-dev make
 bin=$DS_BUILD/guest-bin
 root=$DS_BUILD/initramfs
 out=$DS_BUILD/initramfs.cpio.gz

@@ -8,7 +8,8 @@
 # line with N > 0, the guest's "done" line, and no kernel splat anywhere on the
 # console. A timeout, a panic, a missing result or any splat is a failure.
 # With -o, the guest's /out is copied back into DIR through a scratch disk.
-# Any suite name that is a program in the guest's /tests runs as one test.
+# Any suite name that is a program in the guest's /tests runs as one test;
+# NAME:ARG:ARG passes it arguments (guest/run-suite).
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 
