@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Build the SFrame workloads of the sframe_stack guest test with Debian sid's
+# toolchain (gcc 16, binutils >= 2.46: "as --gsframe" writes SFrame V3 and
+# ld a PT_GNU_SFRAME segment; bookworm's binutils 2.40 cannot). The sid
+# system is guest/fetch-perf7.sh's debootstrap chroot, with gcc added.
+#
+#   guest/build-sframe-workloads.sh   -> prints the directory to put at /opt/sframe
+#
+# The directory holds sf_static (static), sf_dyn with its loader and C
+# library (its interpreter is /opt/sframe/lib/ld-linux-x86-64.so.2), and two
+# copies of the plugin sf_plug (libsfplug.so, libsfplug2.so). Exit 3 when
+# sid cannot be downloaded (as fetch-perf7.sh).
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+root=$DS_BUILD/perf7-root
+src=$DS_ROOT/tests/guest/sframe
+out=$DS_BUILD/sframe-bin
+
+"$DS_ROOT/guest/fetch-perf7.sh" > /dev/null || exit $?
+if [ ! -e "$root/.sframe-toolchain" ]; then
+	ds_log "installing gcc and libc6-dev in the sid chroot"
+	chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
+		{ ds_log "apt-get update in the chroot failed"; exit 3; }
+	chroot "$root" env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -y -qq --no-install-recommends gcc libc6-dev \
+		> "$DS_BUILD/sframe-toolchain.log" 2>&1 ||
+		ds_die "apt-get install gcc in the chroot failed (log: $DS_BUILD/sframe-toolchain.log)"
+	chroot "$root" apt-get clean
+	touch "$root/.sframe-toolchain"
+fi
+
+# Rebuild when a source or this script is newer than the last build.
+if [ -e "$out/.done" ] && [ -z "$(find "$src" "$0" -newer "$out/.done" -print -quit)" ]; then
+	echo "$out"
+	exit 0
+fi
+rm -rf "$out" "$root/tmp/sframe-build"
+mkdir -p "$out/lib" "$root/tmp/sframe-build"
+cp "$src"/*.c "$root/tmp/sframe-build/"
+# No frame pointers, SFrame tables; no inlining or sibling calls across the
+# functions whose chain the test checks.
+flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wall -Wextra -Werror"
+chroot "$root" sh -c "cd /tmp/sframe-build &&
+	gcc $flags -static -o sf_static sf_static.c &&
+	gcc $flags -fPIC -shared -o libsfplug.so sf_plug.c &&
+	gcc $flags -rdynamic -Wl,--dynamic-linker=/opt/sframe/lib/ld-linux-x86-64.so.2 \
+		-Wl,-rpath,/opt/sframe/lib -o sf_dyn sf_dyn.c &&
+	readelf -lW sf_static | grep -q GNU_SFRAME &&
+	readelf -lW libsfplug.so | grep -q GNU_SFRAME &&
+	readelf -lW sf_dyn | grep -q GNU_SFRAME" >&2 ||
+	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain?)"
+b=$root/tmp/sframe-build
+install -m 755 "$b/sf_static" "$b/sf_dyn" "$out/"
+install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
+install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
+for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
+	cp -L "$root$lib" "$out/lib/$(basename "$lib")"
+done
+touch "$out/.done"
+ds_log "$out: SFrame workloads ($(du -sk "$out" | cut -f1) KiB)"
+echo "$out"

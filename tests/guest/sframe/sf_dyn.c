@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Dynamic workload of the sframe_stack test: loads a plugin with dlopen()
+ * (an object the kernel learns about only when a walk first meets it) and
+ * calls it from dy_call <- main, all built without frame pointers and with
+ * SFrame tables. For each plugin path given it: dlopen, print where its
+ * functions and ours lie ("name start end" lines on stdout, for the test to
+ * name the ips), run MSEC, dlclose. A second plugin file (a copy: another
+ * inode) is mapped where the first was, so the kernel must drop what it
+ * cached for the first.
+ *
+ *   sf_dyn MSEC PLUGIN...
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define noinline __attribute__((noinline))
+
+typedef long (*plug_fn)(unsigned long);
+
+volatile unsigned long dy_sink;
+
+noinline long dy_call(plug_fn fn, unsigned long x)
+{
+	volatile unsigned long pad[9];
+	long r;
+
+	pad[x % 9] = x;
+	r = fn(x + pad[x % 9]);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+static void where(const char *name, void *addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
+		printf("%s %p 0\n", name, addr);
+		return;
+	}
+	printf("%s %#lx %#lx\n", name, (unsigned long)info.dli_saddr,
+	       (unsigned long)info.dli_saddr + sym->st_size);
+}
+
+int main(int argc, char **argv)
+{
+	long msec = argc > 1 ? atol(argv[1]) : 300;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int p = 2; p < argc; p++) {
+		void *h = dlopen(argv[p], RTLD_NOW | RTLD_LOCAL);
+		plug_fn top;
+		struct timespec t0, t;
+
+		if (!h) {
+			fprintf(stderr, "dlopen %s: %s\n", dlerror(), argv[p]);
+			return 2;
+		}
+		top = (plug_fn)dlsym(h, "plug_top");
+		if (!top)
+			return 2;
+		printf("round %d\n", p - 1);
+		where("plug_leaf", dlsym(h, "plug_leaf"));
+		where("plug_mid", dlsym(h, "plug_mid"));
+		where("plug_top", (void *)top);
+		where("dy_call", (void *)dy_call);
+		where("main", (void *)main);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (unsigned long i = 0;; i++) {
+			dy_sink += dy_call(top, i);
+			if (i % 64)
+				continue;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= msec)
+				break;
+		}
+		dlclose(h);
+	}
+	printf("done\n");
+	return 0;
+}

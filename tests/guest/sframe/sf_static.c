@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Workload of the sframe_stack test, built without frame pointers and with
+ * SFrame tables (gcc -O2 -fomit-frame-pointer -Wa,--gsframe, static): the
+ * stack at each getppid() is sf_leaf <- sf_mid <- sf_top <- main, and only
+ * an SFrame walk can tell it. Each function keeps a different amount of
+ * stack, and rbp is used as a plain register, so a frame-pointer walk goes
+ * wrong at once.
+ *
+ *   sf_static MSEC
+ */
+#include <stdlib.h>
+#include <time.h>
+
+#define noinline __attribute__((noinline))
+
+volatile unsigned long sf_sink;
+
+noinline long sf_leaf(unsigned long x)
+{
+	volatile unsigned long pad[3] = { x, x + 1, x + 2 };
+	long ret;
+
+	/* getppid, straight from here: its stack is this function's. */
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
+	return ret + (long)pad[1];
+}
+
+noinline long sf_mid(unsigned long x)
+{
+	volatile unsigned long pad[17];
+	register unsigned long junk __asm__("rbp") = x * 0x9e3779b97f4a7c15UL;
+	long r;
+
+	pad[x % 17] = x;
+	__asm__ volatile("" : "+r"(junk));	/* rbp is no frame pointer here */
+	r = sf_leaf(x + pad[x % 17] + junk);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+noinline long sf_top(unsigned long x)
+{
+	volatile unsigned long pad[5];
+	long r;
+
+	pad[x % 5] = x;
+	r = sf_mid(x * 2 + pad[x % 5]);
+	__asm__ volatile("" ::: "memory");
+	return r;
+}
+
+int main(int argc, char **argv)
+{
+	long msec = argc > 1 ? atol(argv[1]) : 300;
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0;; i++) {
+		sf_sink += sf_top(i);
+		if (i % 64)
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= msec)
+			break;
+	}
+	return 0;
+}

@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User stacks of code built without frame pointers, walked with SFrame
+ * tables that the kernel finds by itself. The workloads (/opt/sframe, built
+ * with Debian sid's gcc -fomit-frame-pointer -Wa,--gsframe by
+ * guest/build-sframe-workloads.sh) make getppid() from known chains, and
+ * raw_syscalls:sys_enter is sampled twice at each hit: with a deferred
+ * callchain, and with a classic one (a frame-pointer walk, for contrast).
+ *
+ *   static:  sf_leaf <- sf_mid <- sf_top <- main, in a static executable;
+ *   dlopen:  plug_leaf <- plug_mid <- plug_top (a plugin loaded with
+ *            dlopen()) <- dy_call <- main (a dynamic executable), twice:
+ *            the second round loads a copy of the plugin (another inode)
+ *            where the first was, after dlclose();
+ *   corrupt: the static workload with bytes of its .sframe changed, many
+ *            times: the walk must end, the workload run, and the kernel
+ *            mark the bad tables untrusted (the harness fails on a splat).
+ *
+ * Every deferred record of a hit in a leaf must hold the whole chain. The
+ * counts of <debugfs>/unwind_user/stats say how many frames each method gave.
+ * On the mainline reference (no SFrame for user stacks) the figures are
+ * printed, not checked.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "stitch_util.h"
+
+#define DIR		"/opt/sframe"
+#define STATS		"/sys/kernel/debug/unwind_user/stats"
+#define MAX_FUNCS	64
+
+struct range {
+	char name[32];
+	uint64_t start, end;
+};
+
+struct ranges {
+	struct range r[MAX_FUNCS];
+	int n;
+};
+
+struct stats {
+	long walks, frames_sframe, frames_fp, objects_sframe, objects_plain, objects_untrusted;
+};
+
+static int mainline;
+
+static void read_stats(struct stats *s)
+{
+	FILE *f = fopen(STATS, "r");
+	char key[64];
+	long v;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %ld", key, &v) == 2) {
+		if (!strcmp(key, "walks"))
+			s->walks = v;
+		else if (!strcmp(key, "frames_sframe"))
+			s->frames_sframe = v;
+		else if (!strcmp(key, "frames_fp"))
+			s->frames_fp = v;
+		else if (!strcmp(key, "objects_sframe"))
+			s->objects_sframe = v;
+		else if (!strcmp(key, "objects_plain"))
+			s->objects_plain = v;
+		else if (!strcmp(key, "objects_untrusted"))
+			s->objects_untrusted = v;
+	}
+	fclose(f);
+}
+
+static const char *range_name(const struct ranges *rs, uint64_t ip)
+{
+	for (int i = 0; i < rs->n; i++)
+		if (ip >= rs->r[i].start && ip < rs->r[i].end)
+			return rs->r[i].name;
+	return NULL;
+}
+
+/* Does the user chain start with @chain (ip first, return addresses - 1)? */
+static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
+			 const uint64_t *ips, uint64_t nr, const char *const *chain)
+{
+	uint64_t j = 0;
+
+	for (; chain[j]; j++) {
+		uint64_t ip;
+		const char *s;
+
+		if (j >= nr)
+			return false;
+		ip = j ? ips[j] - 1 : ips[j];
+		s = rs ? range_name(rs, ip) : ds_symtab_lookup(st, ip);
+		if (!s || strcmp(s, chain[j]))
+			return false;
+	}
+	return true;
+}
+
+struct run {
+	struct ds_collect def, cls;
+	int status;
+};
+
+/*
+ * Run @argv with both events on it from its exec on; its stdout goes to
+ * @out_fd if >= 0.
+ */
+static int run_sampled(char *const argv[], int out_fd, struct run *run)
+{
+	struct perf_event_attr attr;
+	struct ds_mmap ring[2];
+	int go[2], fd[2];
+	pid_t pid;
+	char c;
+
+	memset(run, 0, sizeof(*run));
+	if (pipe(go))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		if (read(go[0], &c, 1) != 1)
+			_exit(126);
+		if (out_fd >= 0)
+			dup2(out_fd, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(go[0]);
+	for (int i = 0; i < 2; i++) {
+		if (ds_attr_tracepoint(&attr, "raw_syscalls", "sys_enter"))
+			return -1;
+		attr.disabled = 1;
+		attr.enable_on_exec = 1;
+		if (i == 0) {
+			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+			if (mainline)
+				ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
+		}
+		fd[i] = ds_perf_open(&attr, pid, -1, -1, 0);
+		if (fd[i] < 0 || ds_mmap_open(&ring[i], fd[i], 2048)) {
+			printf("# open: %s\n", strerror(fd[i] < 0 ? -fd[i] : ENOMEM));
+			kill(pid, SIGKILL);
+			waitpid(pid, NULL, 0);
+			return -1;
+		}
+	}
+	run->def.only_tid = run->cls.only_tid = (uint32_t)pid;
+	if (write(go[1], "g", 1) != 1)
+		return -1;
+	close(go[1]);
+	while (waitpid(pid, &run->status, WNOHANG) == 0) {
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		ds_mmap_drain(&ring[0], ds_collect_record, &run->def);
+		ds_mmap_drain(&ring[1], ds_collect_record, &run->cls);
+		nanosleep(&ts, NULL);
+	}
+	for (int i = 0; i < 2; i++) {
+		ds_mmap_drain(&ring[i], ds_collect_record, i ? &run->cls : &run->def);
+		ds_mmap_close(&ring[i]);
+		close(fd[i]);
+	}
+	return 0;
+}
+
+struct tally {
+	long hits, full, classic_hits, classic_full, missing;
+};
+
+/*
+ * Deferred samples whose record starts in @chain[0]: how many hold the
+ * whole chain; and the same for the classic samples' user chains.
+ */
+static void tally_chain(const struct run *run, const struct ranges *rs,
+			const struct ds_symtab *st, const char *const *chain, struct tally *t)
+{
+	const char *const leaf[] = { chain[0], NULL };
+
+	memset(t, 0, sizeof(*t));
+	for (long i = 0; i < run->def.n; i++) {
+		const struct ds_rec *s = &run->def.recs[i], *d = NULL;
+
+		if (s->deferred || !s->cookie)
+			continue;
+		/* Its record follows it. */
+		for (long j = i + 1; j < run->def.n && !d; j++)
+			if (run->def.recs[j].deferred && run->def.recs[j].tid == s->tid &&
+			    run->def.recs[j].cookie == s->cookie)
+				d = &run->def.recs[j];
+		if (!d) {
+			t->missing++;
+			continue;
+		}
+		if (!chain_starts(rs, st, d->ips, d->nr, leaf))
+			continue;
+		t->hits++;
+		t->full += chain_starts(rs, st, d->ips, d->nr, chain);
+	}
+	for (long i = 0; i < run->cls.n; i++) {
+		const struct ds_rec *c = &run->cls.recs[i];
+
+		if (c->deferred || c->user_start < 0 ||
+		    !chain_starts(rs, st, &c->ips[c->user_start], c->nr - c->user_start, leaf))
+			continue;
+		t->classic_hits++;
+		t->classic_full += chain_starts(rs, st, &c->ips[c->user_start],
+						c->nr - c->user_start, chain);
+	}
+}
+
+static void print_stats_delta(const struct stats *a, const struct stats *b)
+{
+	long walks = b->walks - a->walks;
+
+	printf("# stats: %ld walks, %ld frames by SFrame, %ld by frame pointers (%.2f and %.2f per walk); objects: %ld with a table, %ld without, %ld untrusted\n",
+	       walks, b->frames_sframe - a->frames_sframe, b->frames_fp - a->frames_fp,
+	       walks ? (double)(b->frames_sframe - a->frames_sframe) / walks : 0.0,
+	       walks ? (double)(b->frames_fp - a->frames_fp) / walks : 0.0,
+	       b->objects_sframe - a->objects_sframe, b->objects_plain - a->objects_plain,
+	       b->objects_untrusted - a->objects_untrusted);
+}
+
+static int check_static(int *failed)
+{
+	static const char *const chain[] = { "sf_leaf", "sf_mid", "sf_top", "main", NULL };
+	char *argv[] = { DIR "/sf_static", "300", NULL };
+	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
+	struct stats s0, s1;
+	struct tally t;
+	struct run run;
+
+	if (!st)
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, -1, &run))
+		return -1;
+	read_stats(&s1);
+	tally_chain(&run, NULL, st, chain, &t);
+	printf("# static: %ld deferred hits in sf_leaf, %ld with sf_leaf <- sf_mid <- sf_top <- main; classic (frame pointers): %ld of %ld\n",
+	       t.hits, t.full, t.classic_full, t.classic_hits);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "static workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, t.hits >= 100, "at least 100 deferred hits in sf_leaf (%ld)",
+			 t.hits);
+		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
+			 t.missing);
+		DS_CHECK(failed, t.full == t.hits,
+			 "every record holds the whole chain (%ld of %ld)", t.full, t.hits);
+		DS_CHECK(failed, s1.frames_sframe - s0.frames_sframe >= 3 * t.hits,
+			 "the frames came from SFrame (%ld)", s1.frames_sframe - s0.frames_sframe);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	ds_symtab_free(st);
+	return 0;
+}
+
+static int check_dlopen(int *failed)
+{
+	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
+					     "main", NULL };
+	char *argv[] = { DIR "/sf_dyn", "300", DIR "/lib/libsfplug.so", DIR "/lib/libsfplug2.so",
+			 NULL };
+	struct ranges rounds[2] = { 0 }, all;
+	struct tally sum;
+	struct stats s0, s1;
+	struct run run;
+	char line[256];
+	int pfd[2], round = -1;
+	FILE *f;
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, pfd[1], &run))
+		return -1;
+	read_stats(&s1);
+	close(pfd[1]);
+	/* "round N", then "name start end" lines; the pipe holds them all. */
+	f = fdopen(pfd[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		struct range r;
+
+		if (sscanf(line, "round %d", &round) == 1)
+			continue;
+		if (round < 1 || round > 2 ||
+		    sscanf(line, "%31s %" SCNx64 " %" SCNx64, r.name, &r.start, &r.end) != 3 ||
+		    rounds[round - 1].n == MAX_FUNCS)
+			continue;
+		rounds[round - 1].r[rounds[round - 1].n++] = r;
+	}
+	if (f)
+		fclose(f);
+	/* Both rounds' functions in one table: the plugins are never mapped at once. */
+	all = rounds[0];
+	for (int i = 0; i < rounds[1].n && all.n < MAX_FUNCS; i++)
+		all.r[all.n++] = rounds[1].r[i];
+	tally_chain(&run, &all, NULL, chain, &sum);
+	printf("# dlopen: plug_leaf at %#llx, then at %#llx; %ld deferred hits, %ld with plug_leaf <- plug_mid <- plug_top <- dy_call <- main; classic: %ld of %ld\n",
+	       rounds[0].n ? (unsigned long long)rounds[0].r[0].start : 0ULL,
+	       rounds[1].n ? (unsigned long long)rounds[1].r[0].start : 0ULL,
+	       sum.hits, sum.full, sum.classic_full, sum.classic_hits);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "dynamic workload ran, loaded both plugins (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[0].n == 5 && rounds[1].n == 5,
+			 "it said where its functions are (%d, %d)", rounds[0].n, rounds[1].n);
+		DS_CHECK(failed, sum.hits >= 100, "at least 100 deferred hits in plug_leaf (%ld)",
+			 sum.hits);
+		DS_CHECK(failed, sum.missing == 0,
+			 "every deferred sample has its record (%ld missing)", sum.missing);
+		DS_CHECK(failed, sum.full == sum.hits,
+			 "every record holds the whole chain through the plugin (%ld of %ld)",
+			 sum.full, sum.hits);
+		DS_CHECK(failed, s1.objects_sframe - s0.objects_sframe >= 3,
+			 "tables found for the executable and both plugins (%ld)",
+			 s1.objects_sframe - s0.objects_sframe);
+		/* Read once per mapping, not once per walk. */
+		DS_CHECK(failed, s1.objects_sframe - s0.objects_sframe +
+				 s1.objects_plain - s0.objects_plain <= 8,
+			 "each object read once (%ld reads)",
+			 s1.objects_sframe - s0.objects_sframe + s1.objects_plain - s0.objects_plain);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/* File offset and size of @path's PT_GNU_SFRAME segment. */
+static int find_sframe(const unsigned char *buf, size_t len, size_t *off, size_t *size)
+{
+	const Elf64_Ehdr *eh = (const void *)buf;
+
+	if (len < sizeof(*eh) || eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > len)
+		return -1;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		const Elf64_Phdr *ph = (const void *)(buf + eh->e_phoff + i * sizeof(Elf64_Phdr));
+
+		if (ph->p_type == 0x6474e554 && ph->p_offset + ph->p_filesz <= len) {
+			*off = ph->p_offset;
+			*size = ph->p_filesz;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int check_corrupt(int *failed, int rounds)
+{
+	const char *bad = "/tmp/sf_bad";
+	char *argv[] = { (char *)bad, "40", NULL };
+	unsigned char *orig, *buf;
+	struct stats s0, s1;
+	size_t len, off, size;
+	uint64_t rng = 0x2545f4914f6cdd1dULL;
+	long ran = 0, missing = 0, records = 0, longest = 0;
+	struct stat sb;
+	int fd = open(DIR "/sf_static", O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &sb))
+		return -1;
+	len = (size_t)sb.st_size;
+	orig = malloc(len);
+	buf = malloc(len);
+	if (!orig || !buf || read(fd, orig, len) != (ssize_t)len ||
+	    find_sframe(orig, len, &off, &size))
+		return -1;
+	close(fd);
+	read_stats(&s0);
+	for (int k = 0; k < rounds; k++) {
+		struct run run;
+		int out;
+
+		memcpy(buf, orig, len);
+		/* A few bytes: header fields first, then anywhere in the table. */
+		for (int b = 0; b < 1 + k % 4; b++) {
+			size_t at;
+
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			at = k < 8 ? (size_t)(rng % 28) : (size_t)(rng % size);
+			buf[off + at] ^= (unsigned char)(1 + (rng >> 32) % 255);
+		}
+		unlink(bad);
+		out = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+		if (out < 0 || write(out, buf, len) != (ssize_t)len)
+			return -1;
+		close(out);
+		if (run_sampled(argv, -1, &run))
+			return -1;
+		ran += WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
+		for (long i = 0; i < run.def.n; i++) {
+			if (run.def.recs[i].deferred) {
+				records++;
+				if ((long)run.def.recs[i].nr > longest)
+					longest = (long)run.def.recs[i].nr;
+			}
+		}
+		for (long i = 0; i < run.def.n; i++) {
+			const struct ds_rec *s = &run.def.recs[i];
+			bool found = false;
+
+			if (s->deferred || !s->cookie)
+				continue;
+			for (long j = i + 1; j < run.def.n && !found; j++)
+				found = run.def.recs[j].deferred && run.def.recs[j].tid == s->tid &&
+					run.def.recs[j].cookie == s->cookie;
+			missing += !found;
+		}
+		ds_collect_free(&run.def);
+		ds_collect_free(&run.cls);
+	}
+	read_stats(&s1);
+	unlink(bad);
+	printf("# corrupt: %d variants, %ld ran to the end; %ld records, longest %ld frames, %ld samples without a record\n",
+	       rounds, ran, records, longest, missing);
+	print_stats_delta(&s0, &s1);
+	if (!mainline) {
+		DS_CHECK(failed, ran == rounds, "every variant ran to the end (%ld of %d)", ran,
+			 rounds);
+		DS_CHECK(failed, missing == 0, "every sample got its record (%ld missing)", missing);
+		DS_CHECK(failed, s1.objects_untrusted - s0.objects_untrusted >= rounds / 4,
+			 "bad tables marked untrusted (%ld)",
+			 s1.objects_untrusted - s0.objects_untrusted);
+	}
+	free(orig);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 24;
+	int failed = 0;
+
+	if (access("/tests/sframe-missing", F_OK) == 0) {
+		printf("# SKIP: no SFrame workloads in this initramfs (see /tests/sframe-missing)\n");
+		return 0;
+	}
+	mainline = ds_kernel_is_mainline();
+	if (check_static(&failed) || check_dlopen(&failed) || check_corrupt(&failed, rounds)) {
+		printf("# setup failed: %s\n", strerror(errno));
+		return 1;
+	}
+	return failed ? 1 : 0;
+}
