@@ -52,6 +52,13 @@ static inline uint64_t ds_hash_str(const char *s)
  * for a character device).  lib/symbols.c. */
 int ds_open_regular(const char *path, bool *is_chr);
 
+struct ds_symbols;
+/* ds_symbolize_chain()'s frames as frame ids (ds_symbols_frame()), in the
+ * chain's order (leaf first), into *ids (grown, *cap elements); *n set.  0
+ * or -ENOMEM.  lib/symbols.c. */
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
+			 uint64_t nr, uint32_t **ids, size_t *cap, size_t *n);
+
 /*
  * libbpf-style options: copy the caller's struct of size sz (its
  * sizeof when it was built) into dst (ours, zeroed first).  An older,

@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ struct dso {
 	struct symc *cache;
 	size_t cache_nr, cache_cap;
 	struct ds_htab cache_by_va;	/* va -> cache index + 1 */
+	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 };
@@ -65,6 +67,7 @@ struct map {
 
 struct mapset {
 	uint32_t pid;
+	uint64_t gen;		/* changed by every MMAP, exec and fork */
 	struct map *maps;
 	size_t nr, cap;
 };
@@ -74,11 +77,45 @@ struct comm {
 	char name[16];
 };
 
+/*
+ * Frames: what addresses resolve to (struct ds_sym_info, map fields 0),
+ * interned per object and file offset (user), per address (kernel), and one
+ * for "no mapping"; ids are dense and stay valid until ds_symbols_free().
+ * A user address is found through a cache of (pid, ip) -> frame, valid
+ * while its process's mappings are unchanged (the mapset's generation), so
+ * that each distinct address is resolved once.
+ */
+#define FRAME_CHUNK_BITS 10
+#define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
+#define NO_MAP UINT32_MAX
+#define STR_BLOCK 65536
+
+struct uaddr {
+	uint64_t ip;
+	uint64_t gen;		/* the mapset's generation when resolved */
+	uint32_t pid;
+	uint32_t frame;
+	uint32_t map;		/* index of the mapping in the mapset, or NO_MAP */
+};
+
 struct ds_symbols {
 	struct sym *ksyms;
 	size_t nr_ksyms;
 	char *kstrs;
+	char **old_kstrs;	/* of kallsyms loaded before: frames name them */
+	size_t nr_old_kstrs;
 	uint64_t ktext;
+	struct ds_sym_info **fchunks;	/* frames, FRAME_CHUNK per chunk */
+	size_t nr_frames, cap_fchunks;
+	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
+	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
+	struct uaddr *ua;	/* (pid, user ip) -> frame */
+	size_t nr_ua, cap_ua;
+	struct ds_htab ua_tab;	/* hash of (pid, ip) -> ua index + 1 */
+	uint64_t gen_seq;	/* mapset generations */
+	struct mapset *last_ms;	/* the last process looked up */
+	char **sblocks;		/* names made up for frames ("[dso+0xoff]") */
+	size_t nr_sblocks, cap_sblocks, sblock_used, sblock_size;
 	struct dso **dsos;
 	size_t nr_dsos, cap_dsos;
 	struct ds_htab dso_by_path;	/* struct dso, key: hash of the path */
@@ -203,6 +240,7 @@ static void dso_free(struct dso *d)
 	free(d->demangled);
 	free(d->cache);
 	ds_htab_free(&d->cache_by_va);
+	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -214,6 +252,18 @@ void ds_symbols_free(struct ds_symbols *s)
 		return;
 	free(s->ksyms);
 	free(s->kstrs);
+	for (size_t i = 0; i < s->nr_old_kstrs; i++)
+		free(s->old_kstrs[i]);
+	free(s->old_kstrs);
+	for (size_t i = 0; i < s->cap_fchunks; i++)
+		free(s->fchunks[i]);
+	free(s->fchunks);
+	ds_htab_free(&s->kframes);
+	free(s->ua);
+	ds_htab_free(&s->ua_tab);
+	for (size_t i = 0; i < s->nr_sblocks; i++)
+		free(s->sblocks[i]);
+	free(s->sblocks);
 	for (size_t i = 0; i < s->nr_dsos; i++)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
@@ -268,6 +318,25 @@ int ds_open_regular(const char *path, bool *is_chr)
 	return fd;
 }
 
+/* Before kallsyms are (re)loaded: the kernel frames resolved so far keep
+ * their names (the old strings stay until ds_symbols_free()), new lookups
+ * resolve again. */
+static int retire_kstrs(struct ds_symbols *s)
+{
+	char **v;
+
+	ds_htab_free(&s->kframes);
+	if (!s->kstrs)
+		return 0;
+	v = realloc(s->old_kstrs, (s->nr_old_kstrs + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->old_kstrs = v;
+	s->old_kstrs[s->nr_old_kstrs++] = s->kstrs;
+	s->kstrs = NULL;
+	return 0;
+}
+
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 {
 	FILE *f;
@@ -277,10 +346,19 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	int err = 0, fd;
 
 	fd = ds_open_regular(path, &is_chr);
+	if (fd >= 0 || is_chr) {
+		/* kernel frames resolved so far name the old strings: keep
+		 * them, and resolve kernel addresses again */
+		err = retire_kstrs(s);
+		if (err) {
+			if (fd >= 0)
+				close(fd);
+			return err;
+		}
+	}
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
 		free(s->ksyms);
-		free(s->kstrs);
 		s->ksyms = NULL;
 		s->kstrs = NULL;
 		s->nr_ksyms = 0;
@@ -296,9 +374,7 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		return err;
 	}
 	free(s->ksyms);
-	free(s->kstrs);
 	s->ksyms = NULL;
-	s->kstrs = NULL;
 	s->nr_ksyms = 0;
 	while (fgets(line, sizeof(line), f)) {
 		char type, name[256];
@@ -326,8 +402,10 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		slen += nl;
 	}
 	fclose(f);
-	if (err)
+	if (err) {
+		s->nr_ksyms = 0;	/* names not resolved yet: none */
 		return err;
+	}
 	if (!nonzero) {		/* kptr_restrict: all zero, useless */
 		s->nr_ksyms = 0;
 		s->ktext = 0;
@@ -546,6 +624,7 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 	if (!m)
 		return NULL;
 	m->pid = pid;
+	m->gen = ++s->gen_seq;
 	if (ds_htab_put(&s->maps, pid, m)) {
 		free(m);
 		return NULL;
@@ -593,13 +672,16 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		m->maps[m->nr].pgoff = ev->pgoff;
 		m->maps[m->nr].dso = d;
 		m->nr++;
+		m->gen = ++s->gen_seq;
 		return 0;
 	}
 	case PERF_RECORD_COMM:
 		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			m = ds_htab_get(&s->maps, ev->pid, NULL, NULL);
-			if (m)
+			if (m) {
 				m->nr = 0;
+				m->gen = ++s->gen_seq;
+			}
 		}
 		return set_comm(s, ev->tid, ev->comm);
 	case PERF_RECORD_FORK: {
@@ -626,6 +708,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 			return -ENOMEM;
 		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
 		m->nr = parent->nr;
+		m->gen = ++s->gen_seq;
 		return 0;
 	}
 	default:
@@ -641,74 +724,346 @@ const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
+/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
+static uint32_t find_map(const struct mapset *m, uint64_t ip)
+{
+	for (size_t i = m ? m->nr : 0; i-- > 0;) {
+		if (ip >= m->maps[i].start && ip < m->maps[i].end)
+			return i < NO_MAP ? (uint32_t)i : NO_MAP;
+	}
+	return NO_MAP;
+}
+
+static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
+{
+	const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
+
+	memset(out, 0, sizeof(*out));
+	out->kernel = true;
+	out->dso = out->dso_short = "[kernel.kallsyms]";
+	out->dso_off = ip;
+	if (k && ip - k->start < (1u << 24)) {
+		out->name = out->sym = k->name;
+		out->sym_off = ip - k->start;
+	} else {
+		out->name = "[kernel.kallsyms]";
+	}
+}
+
+/* What file offset off of d resolves to (map fields 0); a made-up name
+ * ("[dso+0xoff]") goes to buf. */
+static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
+			 struct ds_sym_info *out, char *buf, size_t len)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d->loaded && d->path[0] == '/')
+		dso_load(s, d);
+	out->dso = d->path;
+	out->dso_short = d->short_name;
+	out->dso_off = off;
+	/* the recording's build-id names the object profiled */
+	if (d->recorded) {
+		out->build_id = d->recorded->id;
+		out->build_id_len = d->recorded->size;
+	} else if (d->build_id_len) {
+		out->build_id = d->build_id;
+		out->build_id_len = d->build_id_len;
+	}
+	out->mismatch = d->mismatch;
+	for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
+		const struct seg *sg = &d->segs[k];
+
+		if (off < sg->offset || off - sg->offset >= sg->filesz)
+			continue;
+		out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
+		break;
+	}
+	if (out->sym) {
+		out->name = out->sym;
+	} else if (d->path[0] == '[') {
+		out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
+	} else {
+		/* no symbol: per address in the object, like perf */
+		snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+		out->name = buf;
+	}
+}
+
+static void set_map(struct ds_sym_info *out, const struct map *mp)
+{
+	out->map_start = mp->start;
+	out->map_end = mp->end;
+	out->map_pgoff = mp->pgoff;
+}
+
+/* Without the frame caches (they could not grow): the same answer. */
+static void lookup_uncached(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			    struct ds_sym_info *out, char *buf, size_t len)
+{
+	const struct mapset *m;
+	uint32_t i;
+
+	if (kernel) {
+		resolve_kernel(s, ip, out);
+		return;
+	}
+	m = ds_htab_get(&s->maps, pid, NULL, NULL);
+	i = find_map(m, ip);
+	if (i == NO_MAP) {
+		memset(out, 0, sizeof(*out));
+		out->name = "[unknown]";
+		return;
+	}
+	resolve_user(s, m->maps[i].dso, ip - m->maps[i].start + m->maps[i].pgoff, out, buf, len);
+	set_map(out, &m->maps[i]);
+}
+
+static struct ds_sym_info *frame_at(const struct ds_symbols *s, uint32_t id)
+{
+	return &s->fchunks[id >> FRAME_CHUNK_BITS][id & (FRAME_CHUNK - 1)];
+}
+
+/* A copy of str that lives as long as s: 0 or -ENOMEM. */
+static const char *keep_str(struct ds_symbols *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p;
+
+	if (s->sblock_size - s->sblock_used < n) {
+		size_t sz = n > STR_BLOCK ? n : STR_BLOCK;
+
+		if (ds_grow(&s->sblocks, &s->cap_sblocks, s->nr_sblocks + 1, sizeof(char *)))
+			return NULL;
+		p = malloc(sz);
+		if (!p)
+			return NULL;
+		s->sblocks[s->nr_sblocks++] = p;
+		s->sblock_size = sz;
+		s->sblock_used = 0;
+	}
+	p = s->sblocks[s->nr_sblocks - 1] + s->sblock_used;
+	memcpy(p, str, n);
+	s->sblock_used += n;
+	return p;
+}
+
+/* Intern a new frame (its name copied when it is in buf): 0 or -ENOMEM. */
+static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const char *buf,
+		     uint32_t *id)
+{
+	size_t c = s->nr_frames >> FRAME_CHUNK_BITS;
+	struct ds_sym_info *f;
+
+	if (s->nr_frames >= UINT32_MAX)
+		return -ENOMEM;
+	if (c >= s->cap_fchunks) {
+		size_t cap = s->cap_fchunks;
+
+		if (ds_grow(&s->fchunks, &cap, c + 1, sizeof(*s->fchunks)))
+			return -ENOMEM;
+		memset(s->fchunks + s->cap_fchunks, 0,
+		       (cap - s->cap_fchunks) * sizeof(*s->fchunks));
+		s->cap_fchunks = cap;
+	}
+	if (!s->fchunks[c] && !(s->fchunks[c] = malloc(FRAME_CHUNK * sizeof(*f))))
+		return -ENOMEM;
+	f = &s->fchunks[c][s->nr_frames & (FRAME_CHUNK - 1)];
+	*f = *si;
+	if (si->name == buf && !(f->name = keep_str(s, buf)))
+		return -ENOMEM;
+	*id = (uint32_t)s->nr_frames++;
+	return 0;
+}
+
+static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
+{
+	uintptr_t at = (uintptr_t)ds_htab_get(&s->kframes, ip, NULL, NULL);
+	struct ds_sym_info si;
+	int err;
+
+	if (at) {
+		*id = (uint32_t)(at - 1);
+		return 0;
+	}
+	resolve_kernel(s, ip, &si);
+	err = frame_add(s, &si, NULL, id);
+	if (!err)
+		err = ds_htab_put(&s->kframes, ip, (void *)(uintptr_t)(*id + 1));
+	return err;
+}
+
+static int unknown_frame(struct ds_symbols *s, uint32_t *id)
+{
+	struct ds_sym_info si;
+	int err;
+
+	if (s->unknown_frame) {
+		*id = s->unknown_frame - 1;
+		return 0;
+	}
+	memset(&si, 0, sizeof(si));
+	si.name = "[unknown]";
+	err = frame_add(s, &si, NULL, id);
+	if (!err)
+		s->unknown_frame = *id + 1;
+	return err;
+}
+
+static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t *id)
+{
+	uintptr_t at = (uintptr_t)ds_htab_get(&d->frame_by_off, off, NULL, NULL);
+	struct ds_sym_info si;
+	char buf[PATH_MAX + 32];
+	int err;
+
+	if (at) {
+		*id = (uint32_t)(at - 1);
+		return 0;
+	}
+	resolve_user(s, d, off, &si, buf, sizeof(buf));
+	err = frame_add(s, &si, buf, id);
+	if (!err)
+		err = ds_htab_put(&d->frame_by_off, off, (void *)(uintptr_t)(*id + 1));
+	return err;
+}
+
+struct ua_key {
+	const struct uaddr *ua;
+	uint32_t pid;
+	uint64_t ip;
+};
+
+static bool ua_is(const void *val, const void *arg)
+{
+	const struct ua_key *k = arg;
+	const struct uaddr *u = &k->ua[(uintptr_t)val - 1];
+
+	return u->ip == k->ip && u->pid == k->pid;
+}
+
+static uint64_t ua_hkey(uint32_t pid, uint64_t ip)
+{
+	return ip ^ (uint64_t)pid << 44 ^ (uint64_t)pid >> 20;
+}
+
+/* The frame of user address ip of pid, and its mapping (NULL: none; valid
+ * until the next MMAP, exec or fork record): 0 or -ENOMEM. */
+static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t *id,
+		      const struct map **mp)
+{
+	struct mapset *m = s->last_ms;
+	struct ua_key k = { s->ua, pid, ip };
+	uint64_t hk = ua_hkey(pid, ip);
+	struct uaddr *u = NULL;
+	uintptr_t at;
+	uint32_t i;
+	int err;
+
+	*mp = NULL;
+	if (!m || m->pid != pid) {
+		m = ds_htab_get(&s->maps, pid, NULL, NULL);
+		if (!m)
+			return unknown_frame(s, id);
+		s->last_ms = m;
+	}
+	at = (uintptr_t)ds_htab_get(&s->ua_tab, hk, ua_is, &k);
+	if (at) {
+		u = &s->ua[at - 1];
+		if (u->gen == m->gen) {
+			*id = u->frame;
+			*mp = u->map == NO_MAP ? NULL : &m->maps[u->map];
+			return 0;
+		}
+	}
+	/* first sight, or the process's mappings changed since */
+	i = find_map(m, ip);
+	if (i == NO_MAP) {
+		err = unknown_frame(s, id);
+	} else {
+		struct map *p = &m->maps[i];
+
+		err = dso_frame(s, p->dso, ip - p->start + p->pgoff, id);
+		*mp = p;
+	}
+	if (err)
+		return err;
+	if (!u) {
+		/* not cached if memory does not allow: only slower */
+		if (ds_grow(&s->ua, &s->cap_ua, s->nr_ua + 1, sizeof(*s->ua)) ||
+		    ds_htab_put(&s->ua_tab, hk, (void *)(uintptr_t)(s->nr_ua + 1)))
+			return 0;
+		u = &s->ua[s->nr_ua++];
+		u->ip = ip;
+		u->pid = pid;
+	}
+	u->gen = m->gen;
+	u->frame = *id;
+	u->map = i;
+	return 0;
+}
+
+int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		     uint32_t *id)
+{
+	const struct map *mp;
+
+	return kernel ? kernel_frame(s, ip, id) : user_frame(s, pid, ip, id, &mp);
+}
+
+const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s, uint32_t id)
+{
+	return id < s->nr_frames ? frame_at(s, id) : NULL;
+}
+
 int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 		      struct ds_sym_info *out, char *buf, size_t len)
 {
-	struct mapset *m;
+	const struct map *mp = NULL;
+	uint32_t id;
+	int err;
 
-	memset(out, 0, sizeof(*out));
-	out->kernel = kernel;
-	if (kernel) {
-		const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
-
-		out->dso = out->dso_short = "[kernel.kallsyms]";
-		out->dso_off = ip;
-		if (k && ip - k->start < (1u << 24)) {
-			out->name = out->sym = k->name;
-			out->sym_off = ip - k->start;
-			return 0;
-		}
-		snprintf(buf, len, "[kernel.kallsyms]");
-		out->name = buf;
+	err = kernel ? kernel_frame(s, ip, &id) : user_frame(s, pid, ip, &id, &mp);
+	if (err) {
+		lookup_uncached(s, pid, ip, kernel, out, buf, len);
 		return 0;
 	}
-	m = ds_htab_get(&s->maps, pid, NULL, NULL);
-	for (size_t i = m ? m->nr : 0; i-- > 0;) {
-		struct map *mp = &m->maps[i];
-		struct dso *d = mp->dso;
-		uint64_t off;
+	*out = *frame_at(s, id);
+	if (mp)
+		set_map(out, mp);
+	return 0;
+}
 
-		if (ip < mp->start || ip >= mp->end)
-			continue;
-		if (!d->loaded && d->path[0] == '/')
-			dso_load(s, d);
-		off = ip - mp->start + mp->pgoff;
-		out->dso = d->path;
-		out->dso_short = d->short_name;
-		out->dso_off = off;
-		out->map_start = mp->start;
-		out->map_end = mp->end;
-		out->map_pgoff = mp->pgoff;
-		/* the recording's build-id names the object profiled */
-		if (d->recorded) {
-			out->build_id = d->recorded->id;
-			out->build_id_len = d->recorded->size;
-		} else if (d->build_id_len) {
-			out->build_id = d->build_id;
-			out->build_id_len = d->build_id_len;
-		}
-		out->mismatch = d->mismatch;
-		for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
-			const struct seg *sg = &d->segs[k];
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
+			 uint64_t nr, uint32_t **ids, size_t *cap, size_t *n)
+{
+	bool kernel = false, have_ctx = false;
+	int err;
 
-			if (off < sg->offset || off - sg->offset >= sg->filesz)
+	*n = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = chain[i];
+		const struct map *mp;
+		uint32_t id;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == DS_CONTEXT_USER_DEFERRED) {
+				i++;	/* skip the cookie */
 				continue;
-			out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
-			break;
+			}
+			have_ctx = true;
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
 		}
-		if (out->sym) {
-			out->name = out->sym;
-		} else if (d->path[0] == '[') {
-			out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
-		} else {
-			/* no symbol: per address in the object, like perf */
-			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
-			out->name = buf;
-		}
-		return 0;
+		if (have_ctx ? kernel : ip >= 0xffff800000000000ULL)
+			err = kernel_frame(s, ip, &id);
+		else
+			err = user_frame(s, pid, ip, &id, &mp);
+		if (!err)
+			err = ds_grow(ids, cap, *n + 1, sizeof(**ids));
+		if (err)
+			return err;
+		(*ids)[(*n)++] = id;
 	}
-	snprintf(buf, len, "[unknown]");
-	out->name = buf;
 	return 0;
 }
 
