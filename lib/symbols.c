@@ -32,12 +32,20 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
-/* va -> resolved name, per dso: entries in an array, found through the
- * library's hash table (value: index + 1); names owned by the dso */
-struct symc {
-	uint64_t va;
-	const char *name;	/* NULL: no symbol */
-	uint64_t sym_off;
+/*
+ * libdwfl's dwfl_module_addrinfo() looks at every symbol of the table for
+ * each address.  Its answer only depends on comparisons of the address with
+ * the symbols' addresses and ends (and with the sections' bounds), so it is
+ * the same symbol for every address between two consecutive such
+ * "breakpoints": after DIRECT_LOOKUPS addresses of an object, it is asked
+ * once per interval.
+ */
+#define DIRECT_LOOKUPS 32
+
+struct symiv {
+	const char *name;	/* demangled; NULL: no symbol */
+	uint64_t value, size;	/* the symbol's address and size */
+	bool done;
 };
 
 struct dso {
@@ -52,9 +60,11 @@ struct dso {
 	size_t nr_segs;
 	unsigned char build_id[DS_BUILD_ID_MAX];
 	size_t build_id_len;
-	struct symc *cache;
-	size_t cache_nr, cache_cap;
-	struct ds_htab cache_by_va;	/* va -> cache index + 1 */
+	uint64_t *bps;		/* breakpoints of the symbol table, sorted */
+	size_t nr_bps;
+	struct symiv *ivs;	/* nr_bps + 1 intervals: [bps[i - 1], bps[i]) */
+	unsigned direct;	/* addresses asked before the intervals */
+	bool ivs_tried;
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
@@ -67,7 +77,7 @@ struct map {
 
 struct mapset {
 	uint32_t pid;
-	uint64_t gen;		/* changed by every MMAP, exec and fork */
+	uint32_t gen;		/* changed by every MMAP, exec and fork; not 0 */
 	struct map *maps;
 	size_t nr, cap;
 };
@@ -90,10 +100,13 @@ struct comm {
 #define NO_MAP UINT32_MAX
 #define STR_BLOCK 65536
 
+/* a slot of the (pid, ip) -> frame table: open addressing, linear probing,
+ * entries inline (the library's ds_htab would add an indirection and a
+ * callback per probe: this is looked up for every frame of every sample) */
 struct uaddr {
 	uint64_t ip;
-	uint64_t gen;		/* the mapset's generation when resolved */
 	uint32_t pid;
+	uint32_t gen;		/* the mapset's generation when resolved; 0: free */
 	uint32_t frame;
 	uint32_t map;		/* index of the mapping in the mapset, or NO_MAP */
 };
@@ -110,9 +123,9 @@ struct ds_symbols {
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
 	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
 	struct uaddr *ua;	/* (pid, user ip) -> frame */
-	size_t nr_ua, cap_ua;
-	struct ds_htab ua_tab;	/* hash of (pid, ip) -> ua index + 1 */
-	uint64_t gen_seq;	/* mapset generations */
+	size_t nr_ua, cap_ua;	/* cap_ua: 0 or a power of two */
+	unsigned ua_shift;	/* 64 - log2(cap_ua) */
+	uint32_t gen_seq;	/* the last mapset generation given */
 	struct mapset *last_ms;	/* the last process looked up */
 	char **sblocks;		/* names made up for frames ("[dso+0xoff]") */
 	size_t nr_sblocks, cap_sblocks, sblock_used, sblock_size;
@@ -238,8 +251,8 @@ static void dso_free(struct dso *d)
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
-	free(d->cache);
-	ds_htab_free(&d->cache_by_va);
+	free(d->bps);
+	free(d->ivs);
 	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
@@ -250,6 +263,11 @@ void ds_symbols_free(struct ds_symbols *s)
 {
 	if (!s)
 		return;
+	if (getenv("DS_DEBUG_STATS")) {
+		size_t nc = 0;
+		for (size_t i = 0; i < s->nr_dsos; i++) nc += s->dsos[i]->nr_bps;
+		fprintf(stderr, "frames %zu ua %zu kframes %zu dso-va-cache %zu ua-cap %zu\n", s->nr_frames, s->nr_ua, s->kframes.used, nc, s->cap_ua);
+	}
 	free(s->ksyms);
 	free(s->kstrs);
 	for (size_t i = 0; i < s->nr_old_kstrs; i++)
@@ -260,7 +278,6 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s->fchunks);
 	ds_htab_free(&s->kframes);
 	free(s->ua);
-	ds_htab_free(&s->ua_tab);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
 	free(s->sblocks);
@@ -549,34 +566,149 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
-/* The symbol of module address va: name (demangled) and offset, cached. */
-static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+static int cmp_u64(const void *a, const void *b)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&d->cache_by_va, va, NULL, NULL);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_bp(struct dso *d, size_t *cap, uint64_t v)
+{
+	if (ds_grow(&d->bps, cap, d->nr_bps + 1, sizeof(*d->bps)))
+		return -ENOMEM;
+	d->bps[d->nr_bps++] = v;
+	return 0;
+}
+
+/* The section bounds of a symbol file, in module addresses. */
+static int add_section_bps(struct dso *d, size_t *cap, Elf *elf, uint64_t bias)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (add_bp(d, cap, sh.sh_addr + bias) ||
+		     add_bp(d, cap, sh.sh_addr + sh.sh_size + bias)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Breakpoints: every symbol's address, the address after it (an address
+ * may be compared for equality) and its end, and the sections' bounds.
+ * Without memory, the object stays with one libdwfl search per address. */
+static void build_intervals(struct dso *d)
+{
+	int n = dwfl_module_getsymtab(d->mod);
+	Elf *elfs[4];
+	uint64_t biases[4];
+	size_t nelfs = 0, cap = 0, k = 0;
+	GElf_Addr bias;
+	Elf *main_elf = dwfl_module_getelf(d->mod, &bias);
+
+	d->ivs_tried = true;
+	if (main_elf) {
+		elfs[nelfs] = main_elf;
+		biases[nelfs++] = bias;
+	}
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		Dwarf_Addr b = 0;
+		size_t e;
+
+		if (!dwfl_module_getsym_info(d->mod, i, &sym, &value, &shndx, &elf, &b))
+			continue;
+		if (add_bp(d, &cap, value) || add_bp(d, &cap, value + 1) ||
+		    (sym.st_size && add_bp(d, &cap, value + sym.st_size)))
+			goto fail;
+		for (e = 0; e < nelfs && !(elfs[e] == elf && biases[e] == b); e++)
+			;
+		if (e == nelfs && elf) {
+			if (nelfs == sizeof(elfs) / sizeof(elfs[0]))
+				goto fail;	/* not the module we know */
+			elfs[nelfs] = elf;
+			biases[nelfs++] = b;
+		}
+	}
+	for (size_t e = 0; e < nelfs; e++) {
+		if (add_section_bps(d, &cap, elfs[e], biases[e]))
+			goto fail;
+	}
+	if (d->nr_bps)
+		qsort(d->bps, d->nr_bps, sizeof(*d->bps), cmp_u64);
+	for (size_t i = 0; i < d->nr_bps; i++) {
+		if (!k || d->bps[i] != d->bps[k - 1])
+			d->bps[k++] = d->bps[i];
+	}
+	d->nr_bps = k;
+	d->ivs = calloc(k + 1, sizeof(*d->ivs));
+	if (d->ivs)
+		return;
+fail:
+	free(d->bps);
+	d->bps = NULL;
+	d->nr_bps = 0;
+}
+
+/* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
+static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
+{
 	GElf_Off off = 0;
 	GElf_Sym sym;
-	const char *name;
+	const char *name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
 
-	if (at) {
-		*sym_off = d->cache[at - 1].sym_off;
-		return d->cache[at - 1].name;
+	*value = va - off;
+	*size = name ? sym.st_size : 0;
+	return name && *name ? name : NULL;
+}
+
+/* The symbol of module address va: name (demangled) and offset. */
+static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+{
+	const char *name;
+	uint64_t value, size, off;
+
+	if (!d->ivs_tried && ++d->direct > DIRECT_LOOKUPS)
+		build_intervals(d);
+	if (d->ivs) {
+		size_t lo = 0, hi = d->nr_bps;
+		struct symiv *iv;
+
+		while (lo < hi) {	/* the number of breakpoints <= va */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (d->bps[mid] <= va)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		iv = &d->ivs[lo];
+		if (!iv->done) {
+			iv->name = dwfl_sym(d, va, &iv->value, &iv->size);
+			if (iv->name)
+				iv->name = demangle(d, iv->name);
+			iv->done = true;
+		}
+		name = iv->name;
+		value = iv->value;
+		size = iv->size;
+	} else {
+		name = dwfl_sym(d, va, &value, &size);
 	}
-	name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
+	off = va - value;
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
-	if (name && (!*name || (sym.st_size && off >= sym.st_size)))
+	if (name && size && off >= size)
 		name = NULL;
-	if (name)
+	if (name && !d->ivs)
 		name = demangle(d, name);
 	*sym_off = name ? off : 0;
-	/* cached if memory allows; uncached it is only slower */
-	if (!ds_grow(&d->cache, &d->cache_cap, d->cache_nr + 1, sizeof(*d->cache)) &&
-	    !ds_htab_put(&d->cache_by_va, va, (void *)(uintptr_t)(d->cache_nr + 1))) {
-		d->cache[d->cache_nr].va = va;
-		d->cache[d->cache_nr].name = name;
-		d->cache[d->cache_nr].sym_off = *sym_off;
-		d->cache_nr++;
-	}
 	return name;
 }
 
@@ -614,6 +746,8 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 	return d;
 }
 
+static uint32_t new_gen(struct ds_symbols *s);
+
 static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 {
 	struct mapset *m = ds_htab_get(&s->maps, pid, NULL, NULL);
@@ -624,7 +758,7 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 	if (!m)
 		return NULL;
 	m->pid = pid;
-	m->gen = ++s->gen_seq;
+	m->gen = new_gen(s);
 	if (ds_htab_put(&s->maps, pid, m)) {
 		free(m);
 		return NULL;
@@ -672,7 +806,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		m->maps[m->nr].pgoff = ev->pgoff;
 		m->maps[m->nr].dso = d;
 		m->nr++;
-		m->gen = ++s->gen_seq;
+		m->gen = new_gen(s);
 		return 0;
 	}
 	case PERF_RECORD_COMM:
@@ -680,7 +814,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 			m = ds_htab_get(&s->maps, ev->pid, NULL, NULL);
 			if (m) {
 				m->nr = 0;
-				m->gen = ++s->gen_seq;
+				m->gen = new_gen(s);
 			}
 		}
 		return set_comm(s, ev->tid, ev->comm);
@@ -708,7 +842,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 			return -ENOMEM;
 		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
 		m->nr = parent->nr;
-		m->gen = ++s->gen_seq;
+		m->gen = new_gen(s);
 		return 0;
 	}
 	default:
@@ -927,23 +1061,66 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 	return err;
 }
 
-struct ua_key {
-	const struct uaddr *ua;
-	uint32_t pid;
-	uint64_t ip;
-};
-
-static bool ua_is(const void *val, const void *arg)
+static size_t ua_home(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
 {
-	const struct ua_key *k = arg;
-	const struct uaddr *u = &k->ua[(uintptr_t)val - 1];
-
-	return u->ip == k->ip && u->pid == k->pid;
+	return (size_t)(((ip ^ pid * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL) >> s->ua_shift);
 }
 
-static uint64_t ua_hkey(uint32_t pid, uint64_t ip)
+/* The slot of (pid, ip): its entry, or the free slot where it goes. */
+static struct uaddr *ua_slot(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
 {
-	return ip ^ (uint64_t)pid << 44 ^ (uint64_t)pid >> 20;
+	size_t mask = s->cap_ua - 1;
+
+	for (size_t i = ua_home(s, pid, ip);; i = (i + 1) & mask) {
+		struct uaddr *u = &s->ua[i];
+
+		if (!u->gen || (u->ip == ip && u->pid == pid))
+			return u;
+	}
+}
+
+/* Room for one more entry (at most half full): 0 or -ENOMEM. */
+static int ua_reserve(struct ds_symbols *s)
+{
+	struct uaddr *old = s->ua;
+	size_t ocap = s->cap_ua, cap = ocap ? ocap * 2 : 1024;
+	unsigned shift = s->ua_shift ? s->ua_shift - 1 : 64 - 10;
+
+	if ((s->nr_ua + 1) * 2 <= ocap)
+		return 0;
+	if (cap > SIZE_MAX / 2 / sizeof(*old) || !(s->ua = calloc(cap, sizeof(*old)))) {
+		s->ua = old;
+		return -ENOMEM;
+	}
+	s->cap_ua = cap;
+	s->ua_shift = shift;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].gen)
+			*ua_slot(s, old[i].pid, old[i].ip) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* A new generation for a mapset whose mappings changed: the cached
+ * frames of its addresses are resolved again. */
+static uint32_t new_gen(struct ds_symbols *s)
+{
+	if (s->gen_seq == UINT32_MAX) {
+		/* wrapped (4 G mapping changes): forget every cached address
+		 * and number the mapsets again */
+		if (s->ua)
+			memset(s->ua, 0, s->cap_ua * sizeof(*s->ua));
+		s->nr_ua = 0;
+		s->gen_seq = 0;
+		for (size_t i = 0; i < s->maps.cap; i++) {
+			struct mapset *m = s->maps.s[i].val;
+
+			if (m)
+				m->gen = ++s->gen_seq;
+		}
+	}
+	return ++s->gen_seq;
 }
 
 /* The frame of user address ip of pid, and its mapping (NULL: none; valid
@@ -952,10 +1129,7 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 		      const struct map **mp)
 {
 	struct mapset *m = s->last_ms;
-	struct ua_key k = { s->ua, pid, ip };
-	uint64_t hk = ua_hkey(pid, ip);
 	struct uaddr *u = NULL;
-	uintptr_t at;
 	uint32_t i;
 	int err;
 
@@ -966,9 +1140,8 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 			return unknown_frame(s, id);
 		s->last_ms = m;
 	}
-	at = (uintptr_t)ds_htab_get(&s->ua_tab, hk, ua_is, &k);
-	if (at) {
-		u = &s->ua[at - 1];
+	if (s->cap_ua) {
+		u = ua_slot(s, pid, ip);
 		if (u->gen == m->gen) {
 			*id = u->frame;
 			*mp = u->map == NO_MAP ? NULL : &m->maps[u->map];
@@ -987,12 +1160,12 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 	}
 	if (err)
 		return err;
-	if (!u) {
+	if (!u || !u->gen) {
 		/* not cached if memory does not allow: only slower */
-		if (ds_grow(&s->ua, &s->cap_ua, s->nr_ua + 1, sizeof(*s->ua)) ||
-		    ds_htab_put(&s->ua_tab, hk, (void *)(uintptr_t)(s->nr_ua + 1)))
+		if (ua_reserve(s))
 			return 0;
-		u = &s->ua[s->nr_ua++];
+		u = ua_slot(s, pid, ip);
+		s->nr_ua++;
 		u->ip = ip;
 		u->pid = pid;
 	}
