@@ -2,12 +2,20 @@
 /*
  * Folded stacks (the SVG flame graph: flame.c; the text report: ptext.c).
  *
- * A stack is kept as an array of name ids (comm, root, ..., leaf), names
- * interned once per fold (';' and newlines made ':'), and turned into text
- * only when written: "comm;root;...;leaf" strings of every distinct stack
- * were most of report --folded's memory and a third of its time.  Stacks
- * added from a callchain (ds_fold_add_chain) go from the symbols' frame ids
- * to name ids through an array, so that a frame's name is looked at once.
+ * Nothing is kept as text until it is written ("comm;root;...;leaf" strings
+ * of every distinct stack were most of report --folded's memory and a third
+ * of its time).  Frame names are interned once per fold (';' and newlines
+ * made ':'), runs of names as segments, and a stack is (comm, root marker,
+ * user segment, kernel segment): a stack's samples mostly differ in one of
+ * the two parts only.  Stacks are told apart by what they say, whatever
+ * their split: their hash is a polynomial one over the names, which
+ * segments combine, and stacks of equal hash are compared name by name.
+ *
+ * ds_fold_add_chain() turns a callchain into its two segments through a
+ * cache of the chains' words (with the pid and the generation of its
+ * mappings for the user part; bounded: emptied when full), so that a
+ * chain seen before costs two hash lookups, not one per frame; a chain not
+ * seen goes from the symbols' frame ids to name ids through an array.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -20,15 +28,43 @@
 #include "internal.h"
 #include "output.h"
 
+#define HASH_B 0x100000001b3ULL	/* odd: powers never vanish mod 2^64 */
+#define RAW_MAX_WORDS (1u << 20)	/* the chain cache's words: 8 MiB at most */
+
 struct fname {
 	size_t off, len;	/* in names_str */
 };
 
+/* a sequence of name ids, root first */
+struct fseg {
+	uint64_t hash;		/* sum of (id + 1) * B^(len - 1 - i) */
+	uint64_t pw;		/* B^len */
+	size_t off;		/* in seg_ids */
+	uint32_t len;
+};
+
+/* comm, root marker, the user part (callers, then the leaf), the kernel
+ * part (callers, then the leaf): the leaf ips of samples vary a lot more
+ * than their callers' return addresses */
 struct fstack {
 	uint64_t count;		/* weight (the samples' periods, or 1 each) */
 	uint64_t samples;	/* number of samples */
-	size_t off;		/* its name ids in ids[] */
+	uint32_t comm;		/* name id */
+	uint32_t root;		/* name id + 1, 0: none */
+	uint32_t useg;		/* segment */
+	uint32_t uleaf;		/* name id + 1, 0: none */
+	uint32_t kseg;
+	uint32_t kleaf;
+};
+
+/* a chain's words (user part: with pid and generation) -> its segment */
+struct fraw {
+	uint64_t ctx;		/* the context marker the words follow, or 0 */
+	size_t off;		/* in raw_words */
 	uint32_t len;
+	uint32_t pid, gen;
+	uint32_t seg;
+	bool kernel;
 };
 
 struct ds_fold {
@@ -38,30 +74,43 @@ struct ds_fold {
 	char *names_str;
 	size_t str_len, str_cap;
 	struct ds_htab name_tab;	/* hash -> id + 1 */
-	/* stacks: arrays of name ids in ids[], interned by their hash */
+	/* segments, interned by their ids; segment 0 is the empty one */
+	struct fseg *segs;
+	size_t nr_segs, cap_segs;
+	uint32_t *seg_ids;
+	size_t ids_len, ids_cap;
+	struct ds_htab seg_tab;		/* hash -> segment + 1 */
+	/* stacks */
 	struct fstack *stacks;
 	size_t nr_stacks, cap_stacks;
-	uint32_t *ids;
-	size_t ids_len, ids_cap;
-	struct ds_htab stack_tab;	/* hash -> stack index + 1 */
+	struct ds_htab stack_tab;	/* hash -> stack + 1 */
 	uint64_t total, samples;
-	/* scratch: the stack being built, a sanitized name */
+	/* scratch: a segment being built, a sanitized name, chain words */
 	uint32_t *cur;
 	size_t cur_cap;
 	char *tmp;
 	size_t tmp_cap;
-	/* ds_fold_add_chain: frame ids of the chain; symbols frame id -> name
-	 * id + 1 (of the one ds_symbols used with this fold) */
-	const struct ds_symbols *sym;
+	uint64_t *words;
+	size_t words_cap;
+	/* ds_fold_add_chain: the ds_symbols used with this fold, its frame
+	 * ids -> name id + 1, the chain cache */
+	struct ds_symbols *sym;
 	uint32_t *chain_ids;
 	size_t chain_cap;
 	uint32_t *xl;
 	size_t xl_cap;
+	struct fraw *raw;
+	size_t nr_raw, cap_raw;
+	uint64_t *raw_words;
+	size_t raw_len, raw_cap;
+	struct ds_htab raw_tab;		/* hash -> fraw + 1 */
+	uint32_t kgen;			/* the symbols' kernel generation cached */
 	/* the last comm seen, and its name id */
 	char last_comm[32];
 	size_t last_comm_len;
 	uint32_t last_comm_id;
 	bool have_last_comm;
+	size_t dbg_miss, dbg_calls;
 };
 
 /* 64-bit multiply-xorshift over 8-byte words */
@@ -130,10 +179,11 @@ static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 		*id = (uint32_t)(at - 1);
 		return 0;
 	}
-	if (f->nr_names >= UINT32_MAX - 1 ||
-	    (err = ds_grow(&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names))) ||
+	if (f->nr_names >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((err = ds_grow(&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names))) ||
 	    (err = ds_grow(&f->names_str, &f->str_cap, f->str_len + n + 1, 1)))
-		return err ? err : -ENOMEM;
+		return err;
 	memcpy(f->names_str + f->str_len, d, n);
 	f->names_str[f->str_len + n] = 0;
 	f->names[f->nr_names].off = f->str_len;
@@ -167,10 +217,150 @@ static int comm_id(struct ds_fold *f, const char *comm, uint32_t *id)
 	return err;
 }
 
-struct stack_key {
+/* ---- segments */
+
+static const uint32_t *seg_ids(const struct ds_fold *f, uint32_t seg, size_t *len)
+{
+	*len = f->segs[seg].len;
+	return f->seg_ids + f->segs[seg].off;
+}
+
+struct seg_key {
 	const struct ds_fold *f;
 	const uint32_t *ids;
 	size_t n;
+};
+
+static bool seg_is(const void *val, const void *arg)
+{
+	const struct seg_key *k = arg;
+	size_t len;
+	const uint32_t *ids = seg_ids(k->f, (uint32_t)((uintptr_t)val - 1), &len);
+
+	return len == k->n && !memcmp(ids, k->ids, len * sizeof(*ids));
+}
+
+static int add_empty_seg(struct ds_fold *f)
+{
+	int err = ds_grow(&f->segs, &f->cap_segs, 1, sizeof(*f->segs));
+
+	if (err)
+		return err;
+	memset(f->segs, 0, sizeof(*f->segs));
+	f->segs[0].pw = 1;
+	f->nr_segs = 1;
+	return 0;
+}
+
+/* The segment of the n name ids at ids (root first). */
+static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *seg)
+{
+	struct seg_key k = { f, ids, n };
+	uint64_t hash = 0, pw = 1, h;
+	uintptr_t at;
+	struct fseg *sg;
+	int err;
+
+	if (!f->nr_segs && (err = add_empty_seg(f)))
+		return err;
+	if (!n) {
+		*seg = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		hash = hash * HASH_B + ids[i] + 1;
+		pw *= HASH_B;
+	}
+	h = hash_bytes(ids, n * sizeof(*ids));
+	at = (uintptr_t)ds_htab_get(&f->seg_tab, h, seg_is, &k);
+	if (at) {
+		*seg = (uint32_t)(at - 1);
+		return 0;
+	}
+	if (n > UINT32_MAX || f->nr_segs >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((err = ds_grow(&f->segs, &f->cap_segs, f->nr_segs + 1, sizeof(*f->segs))) ||
+	    (err = ds_grow(&f->seg_ids, &f->ids_cap, f->ids_len + n, sizeof(*f->seg_ids))))
+		return err;
+	sg = &f->segs[f->nr_segs];
+	sg->hash = hash;
+	sg->pw = pw;
+	sg->off = f->ids_len;
+	sg->len = (uint32_t)n;
+	memcpy(f->seg_ids + f->ids_len, ids, n * sizeof(*ids));
+	if ((err = ds_htab_put(&f->seg_tab, h, (void *)(uintptr_t)(f->nr_segs + 1))))
+		return err;
+	f->ids_len += n;
+	*seg = (uint32_t)f->nr_segs++;
+	return 0;
+}
+
+/* ---- stacks */
+
+/* A stack as runs of name ids: comm, root, user callers, user leaf,
+ * kernel callers, kernel leaf. */
+struct view {
+	uint32_t one[4];	/* comm, root, user leaf, kernel leaf */
+	const uint32_t *run[6];
+	size_t len[6];
+	size_t total;
+};
+
+static void view_of(const struct ds_fold *f, const struct fstack *st, struct view *v)
+{
+	v->one[0] = st->comm;
+	v->one[1] = st->root - 1;
+	v->one[2] = st->uleaf - 1;
+	v->one[3] = st->kleaf - 1;
+	v->run[0] = &v->one[0];
+	v->len[0] = 1;
+	v->run[1] = &v->one[1];
+	v->len[1] = st->root != 0;
+	v->run[2] = seg_ids(f, st->useg, &v->len[2]);
+	v->run[3] = &v->one[2];
+	v->len[3] = st->uleaf != 0;
+	v->run[4] = seg_ids(f, st->kseg, &v->len[4]);
+	v->run[5] = &v->one[3];
+	v->len[5] = st->kleaf != 0;
+	v->total = 0;
+	for (int i = 0; i < 6; i++)
+		v->total += v->len[i];
+}
+
+/* Walk a view, name id by name id (at most total of them). */
+struct cursor {
+	const struct view *v;
+	size_t part, at;
+};
+
+static uint32_t cur_next(struct cursor *c)
+{
+	while (c->at >= c->v->len[c->part]) {
+		c->part++;
+		c->at = 0;
+	}
+	return c->v->run[c->part][c->at++];
+}
+
+static bool same_names(const struct ds_fold *f, const struct fstack *a, const struct fstack *b)
+{
+	struct view va, vb;
+	struct cursor ca = { &va, 0, 0 }, cb = { &vb, 0, 0 };
+
+	view_of(f, a, &va);
+	view_of(f, b, &vb);
+	if (va.total != vb.total)
+		return false;
+	for (size_t i = 0; i < va.total; i++) {
+		if (cur_next(&ca) != cur_next(&cb))
+			return false;
+	}
+	return true;
+}
+
+struct stack_key {
+	const struct ds_fold *f;
+	const struct fstack *st;
 };
 
 static bool stack_is(const void *val, const void *arg)
@@ -178,32 +368,43 @@ static bool stack_is(const void *val, const void *arg)
 	const struct stack_key *k = arg;
 	const struct fstack *st = &k->f->stacks[(uintptr_t)val - 1];
 
-	return st->len == k->n && !memcmp(k->f->ids + st->off, k->ids, k->n * sizeof(*k->ids));
+	if (st->comm == k->st->comm && st->root == k->st->root && st->useg == k->st->useg &&
+	    st->uleaf == k->st->uleaf && st->kseg == k->st->kseg && st->kleaf == k->st->kleaf)
+		return true;
+	/* the same names split otherwise (or a hash collision) */
+	return same_names(k->f, st, k->st);
 }
 
-/* Count the stack of the n name ids in f->cur. */
-static int add_stack(struct ds_fold *f, size_t n, uint64_t samples, uint64_t count)
+/* Count a sample of stack k (its counts 0): the hash is a polynomial one
+ * over its names, whatever their split in parts. */
+static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples,
+		     uint64_t count)
 {
-	struct stack_key k = { f, f->cur, n };
-	uint64_t h = hash_bytes(f->cur, n * sizeof(*f->cur));
-	uintptr_t at = (uintptr_t)ds_htab_get(&f->stack_tab, h, stack_is, &k);
+	struct stack_key sk = { f, k };
+	const struct fseg *u = &f->segs[k->useg], *ks = &f->segs[k->kseg];
+	uint64_t h = k->comm + 1;
+	uintptr_t at;
 	struct fstack *st;
 	int err;
 
+	if (k->root)
+		h = h * HASH_B + k->root;
+	h = h * u->pw + u->hash;
+	if (k->uleaf)
+		h = h * HASH_B + k->uleaf;
+	h = h * ks->pw + ks->hash;
+	if (k->kleaf)
+		h = h * HASH_B + k->kleaf;
+	at = (uintptr_t)ds_htab_get(&f->stack_tab, h, stack_is, &sk);
 	if (!at) {
-		if (n > UINT32_MAX ||
-		    (err = ds_grow(&f->stacks, &f->cap_stacks, f->nr_stacks + 1,
-				   sizeof(*f->stacks))) ||
-		    (err = ds_grow(&f->ids, &f->ids_cap, f->ids_len + n, sizeof(*f->ids))))
-			return n > UINT32_MAX ? -ENOMEM : err;
-		st = &f->stacks[f->nr_stacks];
-		memset(st, 0, sizeof(*st));
-		st->off = f->ids_len;
-		st->len = (uint32_t)n;
-		memcpy(f->ids + f->ids_len, f->cur, n * sizeof(*f->cur));
+		if (f->nr_stacks >= UINT32_MAX - 1)
+			return -ENOMEM;
+		if ((err = ds_grow(&f->stacks, &f->cap_stacks, f->nr_stacks + 1,
+				   sizeof(*f->stacks))))
+			return err;
+		f->stacks[f->nr_stacks] = *k;
 		if ((err = ds_htab_put(&f->stack_tab, h, (void *)(uintptr_t)(f->nr_stacks + 1))))
 			return err;
-		f->ids_len += n;
 		at = ++f->nr_stacks;
 	}
 	st = &f->stacks[at - 1];
@@ -220,20 +421,35 @@ int ds_fold_new(struct ds_fold **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static void raw_clear(struct ds_fold *f)
+{
+	ds_htab_free(&f->raw_tab);
+	f->nr_raw = 0;
+	f->raw_len = 0;
+}
+
 void ds_fold_free(struct ds_fold *f)
 {
 	if (!f)
 		return;
+	if (getenv("DS_DEBUG_STATS"))
+		fprintf(stderr, "names %zu segs %zu ids %zu stacks %zu raw %zu raw words %zu calls %zu misses %zu\n", f->nr_names, f->nr_segs, f->ids_len, f->nr_stacks, f->nr_raw, f->raw_len, f->dbg_calls, f->dbg_miss);
 	free(f->names);
 	free(f->names_str);
 	ds_htab_free(&f->name_tab);
+	free(f->segs);
+	free(f->seg_ids);
+	ds_htab_free(&f->seg_tab);
 	free(f->stacks);
-	free(f->ids);
 	ds_htab_free(&f->stack_tab);
 	free(f->cur);
 	free(f->tmp);
+	free(f->words);
 	free(f->chain_ids);
 	free(f->xl);
+	raw_clear(f);
+	free(f->raw);
+	free(f->raw_words);
 	free(f);
 }
 
@@ -246,56 +462,206 @@ int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 			 uint64_t samples, uint64_t count)
 {
+	struct fstack k = { 0 };
 	int err = ds_grow(&f->cur, &f->cur_cap, fr->nr + 1, sizeof(*f->cur));
 
 	if (!err)
-		err = comm_id(f, comm, &f->cur[0]);
+		err = comm_id(f, comm, &k.comm);
 	for (size_t i = 0; i < fr->nr && !err; i++)
-		err = name_id(f, fr->names[i], strlen(fr->names[i]), &f->cur[i + 1]);
-	return err ? err : add_stack(f, fr->nr + 1, samples, count);
+		err = name_id(f, fr->names[i], strlen(fr->names[i]), &f->cur[i]);
+	if (!err)
+		err = seg_id(f, f->cur, fr->nr, &k.useg);
+	return err ? err : add_stack(f, &k, samples, count);
+}
+
+/* The name id of the symbols' frame fid. */
+static int frame_name(struct ds_fold *f, uint32_t fid, uint32_t *id)
+{
+	int err;
+
+	if (fid >= f->xl_cap) {
+		size_t old = f->xl_cap;
+
+		if ((err = ds_grow(&f->xl, &f->xl_cap, (size_t)fid + 1, sizeof(*f->xl))))
+			return err;
+		memset(f->xl + old, 0, (f->xl_cap - old) * sizeof(*f->xl));
+	}
+	if (!f->xl[fid]) {
+		const struct ds_sym_info *si = ds_symbols_frame_info(f->sym, fid);
+
+		if (!si)
+			return -EINVAL;
+		if ((err = name_id(f, si->name, strlen(si->name), id)))
+			return err;
+		f->xl[fid] = *id + 1;
+	}
+	*id = f->xl[fid] - 1;
+	return 0;
+}
+
+/* The segment of a part of a chain (words as recorded, leaf first, after
+ * context marker ctx or 0), symbolized for pid. */
+static int resolve_seg(struct ds_fold *f, uint32_t pid, uint64_t ctx, const uint64_t *w,
+		       size_t nr, uint32_t *seg)
+{
+	struct ds_symbols *s = f->sym;
+	size_t n = 0;
+	int err;
+
+	err = ds_symbols_chain_ids(s, pid, ctx, w, nr, &f->chain_ids, &f->chain_cap, &n);
+	if (!err)
+		err = ds_grow(&f->cur, &f->cur_cap, n + 1, sizeof(*f->cur));
+	/* the chain is leaf first, segments root first */
+	for (size_t i = 0; i < n && !err; i++)
+		err = frame_name(f, f->chain_ids[n - 1 - i], &f->cur[i]);
+	return err ? err : seg_id(f, f->cur, n, seg);
+}
+
+struct raw_key {
+	const struct ds_fold *f;
+	const uint64_t *w;
+	size_t n;
+	uint64_t ctx;
+	uint32_t pid, gen;
+	bool kernel;
+};
+
+static bool raw_is(const void *val, const void *arg)
+{
+	const struct raw_key *k = arg;
+	const struct fraw *r = &k->f->raw[(uintptr_t)val - 1];
+
+	return r->len == k->n && r->kernel == k->kernel && r->pid == k->pid && r->ctx == k->ctx &&
+	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
+}
+
+/* The segment of words w[0, nr) after context marker ctx (or 0), through
+ * the chain cache: a kernel part resolves alike in every process, a user
+ * part for pid while its mappings are unchanged.  The cookie after
+ * USER_DEFERRED (never symbolized) is not part of the key. */
+static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
+		   const uint64_t *w, size_t nr, uint32_t *seg)
+{
+	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
+	uintptr_t at;
+	uint64_t h;
+	struct fraw *r;
+	int err;
+
+	if (!nr) {
+		*seg = 0;
+		return f->nr_segs ? 0 : add_empty_seg(f);
+	}
+	if (!kernel)
+		k.gen = ds_symbols_user_gen(f->sym, pid);
+	for (size_t i = 0; i + 1 < nr; i++) {
+		if (w[i] == DS_CONTEXT_USER_DEFERRED) {
+			if ((err = ds_grow(&f->words, &f->words_cap, nr, sizeof(*w))))
+				return err;
+			memcpy(f->words, w, nr * sizeof(*w));
+			for (size_t j = i; j + 1 < nr; j++) {
+				if (f->words[j] == DS_CONTEXT_USER_DEFERRED)
+					f->words[++j] = 0;
+			}
+			k.w = f->words;
+			break;
+		}
+	}
+	h = hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
+	at = (uintptr_t)ds_htab_get(&f->raw_tab, h, raw_is, &k);
+	if (at) {
+		*seg = f->raw[at - 1].seg;
+		return 0;
+	}
+	err = resolve_seg(f, pid, ctx, w, nr, seg);
+	if (err || nr > RAW_MAX_WORDS / 4)
+		return err;
+	/* bounded: the cache starts again when full (only slower) */
+	if (f->raw_len + nr > RAW_MAX_WORDS)
+		raw_clear(f);
+	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
+	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + nr, sizeof(*f->raw_words)) ||
+	    ds_htab_put(&f->raw_tab, h, (void *)(uintptr_t)(f->nr_raw + 1)))
+		return 0;
+	r = &f->raw[f->nr_raw++];
+	r->ctx = ctx;
+	r->off = f->raw_len;
+	r->len = (uint32_t)nr;
+	r->pid = k.pid;
+	r->gen = k.gen;
+	r->seg = *seg;
+	r->kernel = kernel;
+	memcpy(f->raw_words + f->raw_len, k.w, nr * 8);
+	f->raw_len += nr;
+	return 0;
+}
+
+/* A part of a chain: a context marker and its leaf ip (resolved each
+ * time: it varies), then the callers (through the chain cache); or words
+ * that do not start so (all through the cache). */
+static int part(struct ds_fold *f, bool kernel, uint32_t pid, const uint64_t *w, size_t nr,
+		uint32_t *seg, uint32_t *leaf)
+{
+	uint32_t fid, id = 0;
+	int err;
+
+	*leaf = 0;
+	if (nr >= 2 && w[0] >= PERF_CONTEXT_MAX && w[0] != DS_CONTEXT_USER_DEFERRED &&
+	    w[1] < PERF_CONTEXT_MAX) {
+		err = ds_symbols_frame(f->sym, pid, w[1], w[0] == PERF_CONTEXT_KERNEL, &fid);
+		if (!err)
+			err = frame_name(f, fid, &id);
+		if (!err)
+			err = raw_seg(f, kernel, pid, w[0], w + 2, nr - 2, seg);
+		*leaf = id + 1;
+		return err;
+	}
+	return raw_seg(f, kernel, pid, 0, w, nr, seg);
 }
 
 int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
 		      uint32_t pid, const uint64_t *chain, uint64_t nr, const char *root,
 		      uint64_t samples, uint64_t count)
 {
-	size_t n = 0, k = 1;
+	struct fstack k = { 0 };
+	size_t u = 0;
+	bool kernel = false;
 	int err;
 
 	if (f->sym && f->sym != s)
 		return -EINVAL;
 	f->sym = s;
-	err = ds_symbols_chain_ids(s, pid, chain, nr, &f->chain_ids, &f->chain_cap, &n);
-	if (!err)
-		err = ds_grow(&f->cur, &f->cur_cap, n + 2, sizeof(*f->cur));
-	if (!err)
-		err = comm_id(f, comm, &f->cur[0]);
-	if (!err && root)
-		err = name_id(f, root, strlen(root), &f->cur[k++]);
-	/* the chain is leaf first, stacks root first */
-	for (size_t i = n; i-- > 0 && !err;) {
-		uint32_t fid = f->chain_ids[i];
-
-		if (fid >= f->xl_cap) {
-			size_t old = f->xl_cap;
-
-			if ((err = ds_grow(&f->xl, &f->xl_cap, (size_t)fid + 1, sizeof(*f->xl))))
-				break;
-			memset(f->xl + old, 0, (f->xl_cap - old) * sizeof(*f->xl));
-		}
-		if (!f->xl[fid]) {
-			const struct ds_sym_info *si = ds_symbols_frame_info(s, fid);
-			uint32_t id;
-
-			if (!si)
-				return -EINVAL;
-			if ((err = name_id(f, si->name, strlen(si->name), &id)))
-				break;
-			f->xl[fid] = id + 1;
-		}
-		f->cur[k++] = f->xl[fid] - 1;
+	if (f->kgen != ds_symbols_kernel_gen(s)) {
+		raw_clear(f);	/* kallsyms loaded again */
+		f->kgen = ds_symbols_kernel_gen(s);
 	}
-	return err ? err : add_stack(f, k, samples, count);
+	/*
+	 * Split at the first PERF_CONTEXT_USER: before it a kernel part if it
+	 * is PERF_CONTEXT_KERNEL and kernel ips only (a USER_DEFERRED and its
+	 * cookie at most), resolved alike in every process; otherwise the
+	 * whole chain is one part, resolved for pid.
+	 */
+	if (nr && chain[0] == PERF_CONTEXT_KERNEL) {
+		kernel = true;
+		for (u = 1; u < nr && chain[u] != PERF_CONTEXT_USER; u++) {
+			if (chain[u] == DS_CONTEXT_USER_DEFERRED)
+				u++;
+			else if (chain[u] >= PERF_CONTEXT_MAX)
+				kernel = false;
+		}
+		if (u > nr)
+			u = nr;
+	}
+	if (!kernel)
+		u = 0;
+	err = comm_id(f, comm, &k.comm);
+	if (!err && root && !(err = name_id(f, root, strlen(root), &k.root)))
+		k.root++;
+	if (!err)
+		err = part(f, true, pid, chain, u, &k.kseg, &k.kleaf);
+	if (!err)
+		err = part(f, false, pid, chain + u, nr - u, &k.useg, &k.uleaf);
+	return err ? err : add_stack(f, &k, samples, count);
 }
 
 uint64_t ds_fold_total(const struct ds_fold *f)
@@ -334,17 +700,23 @@ static int cmp_key(const void *pa, const void *pb, void *arg)
 	const struct ds_fold *f = arg;
 	const struct fstack *x = &f->stacks[*(const uint32_t *)pa];
 	const struct fstack *y = &f->stacks[*(const uint32_t *)pb];
-	const uint32_t *p = f->ids + x->off, *q = f->ids + y->off;
-	size_t n = x->len < y->len ? x->len : y->len;
+	struct view vx, vy;
+	struct cursor cx = { &vx, 0, 0 }, cy = { &vy, 0, 0 };
+	size_t n;
 
+	view_of(f, x, &vx);
+	view_of(f, y, &vy);
+	n = vx.total < vy.total ? vx.total : vy.total;
 	for (size_t i = 0; i < n; i++) {
-		if (p[i] != q[i])
-			return cmp_names(f, p[i], i + 1 < x->len, q[i], i + 1 < y->len);
+		uint32_t a = cur_next(&cx), b = cur_next(&cy);
+
+		if (a != b)
+			return cmp_names(f, a, i + 1 < vx.total, b, i + 1 < vy.total);
 	}
-	return x->len < y->len ? -1 : x->len > y->len;
+	return vx.total < vy.total ? -1 : vx.total > vy.total;
 }
 
-/* Decimal digits of v at the end of buf[20]: the first one. */
+/* Decimal digits of v before end: the first one. */
 static char *fmt_u64(char *end, uint64_t v)
 {
 	do {
@@ -372,12 +744,14 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 	/* by hand into a buffer, written in big pieces */
 	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
 		const struct fstack *st = &f->stacks[order[i]];
-		const uint32_t *ids = f->ids + st->off;
+		struct view v;
+		struct cursor c = { &v, 0, 0 };
 		char num[20], *d = fmt_u64(num + sizeof(num), st->count);
-		size_t need = (size_t)(num + sizeof(num) - d) + 2;
+		size_t nd = (size_t)(num + sizeof(num) - d), need = nd + 2;
 
-		for (uint32_t k = 0; k < st->len; k++)
-			need += f->names[ids[k]].len + 1;
+		view_of(f, st, &v);
+		for (size_t k = 0; k < v.total; k++)
+			need += f->names[cur_next(&c)].len + 1;
 		if (len + need > cap) {
 			if (len && fwrite(buf, 1, len, out) != len)
 				break;
@@ -385,9 +759,10 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 			if (need > cap && (err = ds_grow(&buf, &cap, need, 1)))
 				break;
 		}
-		for (uint32_t k = 0; k < st->len; k++) {
+		c.part = c.at = 0;
+		for (size_t k = 0; k < v.total; k++) {
 			size_t nl;
-			const char *nm = name_of(f, ids[k], &nl);
+			const char *nm = name_of(f, cur_next(&c), &nl);
 
 			if (k)
 				buf[len++] = ';';
@@ -395,8 +770,8 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 			len += nl;
 		}
 		buf[len++] = ' ';
-		memcpy(buf + len, d, (size_t)(num + sizeof(num) - d));
-		len += (size_t)(num + sizeof(num) - d);
+		memcpy(buf + len, d, nd);
+		len += nd;
 		buf[len++] = '\n';
 	}
 	if (!err && len)
@@ -408,18 +783,34 @@ int ds_fold_write(const struct ds_fold *f, FILE *out)
 
 struct ds_fold_entry *ds_fold_entries(const struct ds_fold *f, size_t *n)
 {
-	struct ds_fold_entry *v = malloc((f->nr_stacks + 1) * sizeof(*v));
+	size_t ids = 0, sz;
+	struct ds_fold_entry *v;
+	uint32_t *p;
 
 	*n = 0;
-	if (!v)
-		return NULL;
 	for (size_t i = 0; i < f->nr_stacks; i++) {
 		const struct fstack *st = &f->stacks[i];
 
-		v[i].ids = f->ids + st->off;
-		v[i].nr = st->len;
+		ids += 1 + !!st->root + f->segs[st->useg].len + !!st->uleaf +
+		       f->segs[st->kseg].len + !!st->kleaf;
+	}
+	/* the entries, then their name ids: one block */
+	sz = (f->nr_stacks + 1) * sizeof(*v);
+	if (ids > (SIZE_MAX - sz) / sizeof(*p) || !(v = malloc(sz + ids * sizeof(*p))))
+		return NULL;
+	p = (uint32_t *)(void *)((char *)v + sz);
+	for (size_t i = 0; i < f->nr_stacks; i++) {
+		const struct fstack *st = &f->stacks[i];
+		struct view vw;
+		struct cursor c = { &vw, 0, 0 };
+
+		view_of(f, st, &vw);
+		v[i].ids = p;
+		v[i].nr = vw.total;
 		v[i].count = st->count;
 		v[i].samples = st->samples;
+		for (size_t k = 0; k < vw.total; k++)
+			*p++ = cur_next(&c);
 	}
 	*n = f->nr_stacks;
 	return v;

@@ -54,10 +54,18 @@ int ds_open_regular(const char *path, bool *is_chr);
 
 struct ds_symbols;
 /* ds_symbolize_chain()'s frames as frame ids (ds_symbols_frame()), in the
- * chain's order (leaf first), into *ids (grown, *cap elements); *n set.  0
- * or -ENOMEM.  lib/symbols.c. */
-int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
-			 uint64_t nr, uint32_t **ids, size_t *cap, size_t *n);
+ * chain's order (leaf first), into *ids (grown, *cap elements); *n set.
+ * ctx: the context marker the words follow (PERF_CONTEXT_KERNEL, _USER...),
+ * 0 if none.  0 or -ENOMEM.  lib/symbols.c. */
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
+			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
+			 size_t *n);
+/* What the frames of a chain depend on besides its words: the generation
+ * of pid's mappings (0: none seen; changes with every MMAP, exec and fork
+ * record of pid), and of the kernel symbols (changes when kallsyms are
+ * loaded again).  The same words, pid and generations resolve alike. */
+uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
+uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
 
 /*
  * libbpf-style options: copy the caller's struct of size sz (its

@@ -127,6 +127,7 @@ struct ds_symbols {
 	size_t nr_ua, cap_ua;	/* cap_ua: 0 or a power of two */
 	unsigned ua_shift;	/* 64 - log2(cap_ua) */
 	uint32_t gen_seq;	/* the last mapset generation given */
+	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
 	char **sblocks;		/* names made up for frames ("[dso+0xoff]") */
 	size_t nr_sblocks, cap_sblocks, sblock_used, sblock_size;
@@ -269,6 +270,7 @@ void ds_symbols_free(struct ds_symbols *s)
 		for (size_t i = 0; i < s->nr_dsos; i++) nc += s->dsos[i]->nr_bps;
 		struct mallinfo2 mi = mallinfo2();
 		fprintf(stderr, "malloc in use %zu MB, mmapped %zu MB\n", (mi.uordblks) >> 20, mi.hblkhd >> 20);
+		{ FILE *st = fopen("/proc/self/status", "r"); char l[256]; while (st && fgets(l, sizeof(l), st)) if (!strncmp(l, "Rss", 3) || !strncmp(l, "VmHWM", 5)) fputs(l, stderr); if (st) fclose(st); }
 		fprintf(stderr, "frames %zu ua %zu kframes %zu dso-va-cache %zu ua-cap %zu\n", s->nr_frames, s->nr_ua, s->kframes.used, nc, s->cap_ua);
 	}
 	free(s->ksyms);
@@ -345,6 +347,7 @@ static int retire_kstrs(struct ds_symbols *s)
 {
 	char **v;
 
+	s->kgen++;
 	ds_htab_free(&s->kframes);
 	if (!s->kstrs)
 		return 0;
@@ -1178,6 +1181,24 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 	return 0;
 }
 
+uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid)
+{
+	struct mapset *m = s->last_ms;
+
+	if (!m || m->pid != pid) {
+		m = ds_htab_get(&s->maps, pid, NULL, NULL);
+		if (!m)
+			return 0;
+		s->last_ms = m;
+	}
+	return m->gen;
+}
+
+uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s)
+{
+	return s->kgen;
+}
+
 int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 		     uint32_t *id)
 {
@@ -1209,10 +1230,11 @@ int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kern
 	return 0;
 }
 
-int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
-			 uint64_t nr, uint32_t **ids, size_t *cap, size_t *n)
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
+			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
+			 size_t *n)
 {
-	bool kernel = false, have_ctx = false;
+	bool kernel = ctx == PERF_CONTEXT_KERNEL, have_ctx = ctx != 0;
 	int err;
 
 	*n = 0;
