@@ -73,17 +73,17 @@ struct ds_fold {
 	size_t nr_names, cap_names;
 	char *names_str;
 	size_t str_len, str_cap;
-	struct ds_htab name_tab;	/* hash -> id + 1 */
+	struct ds_itab name_tab;	/* name ids by hash */
 	/* segments, interned by their ids; segment 0 is the empty one */
 	struct fseg *segs;
 	size_t nr_segs, cap_segs;
 	uint32_t *seg_ids;
 	size_t ids_len, ids_cap;
-	struct ds_htab seg_tab;		/* hash -> segment + 1 */
+	struct ds_itab seg_tab;		/* segments by hash */
 	/* stacks */
 	struct fstack *stacks;
 	size_t nr_stacks, cap_stacks;
-	struct ds_htab stack_tab;	/* hash -> stack + 1 */
+	struct ds_itab stack_tab;	/* stacks by hash */
 	uint64_t total, samples;
 	/* scratch: a segment being built, a sanitized name, chain words */
 	uint32_t *cur;
@@ -103,7 +103,7 @@ struct ds_fold {
 	size_t nr_raw, cap_raw;
 	uint64_t *raw_words;
 	size_t raw_len, raw_cap;
-	struct ds_htab raw_tab;		/* hash -> fraw + 1 */
+	struct ds_itab raw_tab;		/* fraw by hash */
 	uint32_t kgen;			/* the symbols' kernel generation cached */
 	/* the last comm seen, and its name id */
 	char last_comm[32];
@@ -149,11 +149,11 @@ struct name_key {
 	size_t len;
 };
 
-static bool name_is(const void *val, const void *arg)
+static bool name_is(uint32_t id, const void *arg)
 {
 	const struct name_key *k = arg;
 	size_t len;
-	const char *s = name_of(k->f, (uint32_t)((uintptr_t)val - 1), &len);
+	const char *s = name_of(k->f, id, &len);
 
 	return len == k->len && !memcmp(s, k->s, len);
 }
@@ -162,7 +162,7 @@ static bool name_is(const void *val, const void *arg)
 static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 {
 	struct name_key k = { f, NULL, n };
-	uintptr_t at;
+	int64_t at;
 	uint64_t h;
 	char *d;
 	int err;
@@ -174,9 +174,9 @@ static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 		d[i] = s[i] == ';' || s[i] == '\n' ? ':' : s[i];
 	k.s = d;
 	h = hash_bytes(d, n);
-	at = (uintptr_t)ds_htab_get(&f->name_tab, h, name_is, &k);
-	if (at) {
-		*id = (uint32_t)(at - 1);
+	at = ds_itab_get(&f->name_tab, h, name_is, &k);
+	if (at >= 0) {
+		*id = (uint32_t)at;
 		return 0;
 	}
 	if (f->nr_names >= UINT32_MAX - 1)
@@ -188,7 +188,7 @@ static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 	f->names_str[f->str_len + n] = 0;
 	f->names[f->nr_names].off = f->str_len;
 	f->names[f->nr_names].len = n;
-	if ((err = ds_htab_put(&f->name_tab, h, (void *)(uintptr_t)(f->nr_names + 1))))
+	if ((err = ds_itab_put(&f->name_tab, h, (uint32_t)f->nr_names)))
 		return err;
 	f->str_len += n + 1;
 	*id = (uint32_t)f->nr_names++;
@@ -231,11 +231,11 @@ struct seg_key {
 	size_t n;
 };
 
-static bool seg_is(const void *val, const void *arg)
+static bool seg_is(uint32_t seg, const void *arg)
 {
 	const struct seg_key *k = arg;
 	size_t len;
-	const uint32_t *ids = seg_ids(k->f, (uint32_t)((uintptr_t)val - 1), &len);
+	const uint32_t *ids = seg_ids(k->f, seg, &len);
 
 	return len == k->n && !memcmp(ids, k->ids, len * sizeof(*ids));
 }
@@ -257,7 +257,7 @@ static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *se
 {
 	struct seg_key k = { f, ids, n };
 	uint64_t hash = 0, pw = 1, h;
-	uintptr_t at;
+	int64_t at;
 	struct fseg *sg;
 	int err;
 
@@ -272,9 +272,9 @@ static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *se
 		pw *= HASH_B;
 	}
 	h = hash_bytes(ids, n * sizeof(*ids));
-	at = (uintptr_t)ds_htab_get(&f->seg_tab, h, seg_is, &k);
-	if (at) {
-		*seg = (uint32_t)(at - 1);
+	at = ds_itab_get(&f->seg_tab, h, seg_is, &k);
+	if (at >= 0) {
+		*seg = (uint32_t)at;
 		return 0;
 	}
 	if (n > UINT32_MAX || f->nr_segs >= UINT32_MAX - 1)
@@ -288,7 +288,7 @@ static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *se
 	sg->off = f->ids_len;
 	sg->len = (uint32_t)n;
 	memcpy(f->seg_ids + f->ids_len, ids, n * sizeof(*ids));
-	if ((err = ds_htab_put(&f->seg_tab, h, (void *)(uintptr_t)(f->nr_segs + 1))))
+	if ((err = ds_itab_put(&f->seg_tab, h, (uint32_t)f->nr_segs)))
 		return err;
 	f->ids_len += n;
 	*seg = (uint32_t)f->nr_segs++;
@@ -363,10 +363,10 @@ struct stack_key {
 	const struct fstack *st;
 };
 
-static bool stack_is(const void *val, const void *arg)
+static bool stack_is(uint32_t idx, const void *arg)
 {
 	const struct stack_key *k = arg;
-	const struct fstack *st = &k->f->stacks[(uintptr_t)val - 1];
+	const struct fstack *st = &k->f->stacks[idx];
 
 	if (st->comm == k->st->comm && st->root == k->st->root && st->useg == k->st->useg &&
 	    st->uleaf == k->st->uleaf && st->kseg == k->st->kseg && st->kleaf == k->st->kleaf)
@@ -383,7 +383,7 @@ static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples
 	struct stack_key sk = { f, k };
 	const struct fseg *u = &f->segs[k->useg], *ks = &f->segs[k->kseg];
 	uint64_t h = k->comm + 1;
-	uintptr_t at;
+	int64_t at;
 	struct fstack *st;
 	int err;
 
@@ -395,19 +395,19 @@ static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples
 	h = h * ks->pw + ks->hash;
 	if (k->kleaf)
 		h = h * HASH_B + k->kleaf;
-	at = (uintptr_t)ds_htab_get(&f->stack_tab, h, stack_is, &sk);
-	if (!at) {
+	at = ds_itab_get(&f->stack_tab, h, stack_is, &sk);
+	if (at < 0) {
 		if (f->nr_stacks >= UINT32_MAX - 1)
 			return -ENOMEM;
 		if ((err = ds_grow(&f->stacks, &f->cap_stacks, f->nr_stacks + 1,
 				   sizeof(*f->stacks))))
 			return err;
 		f->stacks[f->nr_stacks] = *k;
-		if ((err = ds_htab_put(&f->stack_tab, h, (void *)(uintptr_t)(f->nr_stacks + 1))))
+		if ((err = ds_itab_put(&f->stack_tab, h, (uint32_t)f->nr_stacks)))
 			return err;
-		at = ++f->nr_stacks;
+		at = (int64_t)f->nr_stacks++;
 	}
-	st = &f->stacks[at - 1];
+	st = &f->stacks[at];
 	st->count += count;
 	st->samples += samples;
 	f->total += count;
@@ -423,7 +423,7 @@ int ds_fold_new(struct ds_fold **out)
 
 static void raw_clear(struct ds_fold *f)
 {
-	ds_htab_free(&f->raw_tab);
+	ds_itab_free(&f->raw_tab);
 	f->nr_raw = 0;
 	f->raw_len = 0;
 }
@@ -436,12 +436,12 @@ void ds_fold_free(struct ds_fold *f)
 		fprintf(stderr, "names %zu segs %zu ids %zu stacks %zu raw %zu raw words %zu calls %zu misses %zu\n", f->nr_names, f->nr_segs, f->ids_len, f->nr_stacks, f->nr_raw, f->raw_len, f->dbg_calls, f->dbg_miss);
 	free(f->names);
 	free(f->names_str);
-	ds_htab_free(&f->name_tab);
+	ds_itab_free(&f->name_tab);
 	free(f->segs);
 	free(f->seg_ids);
-	ds_htab_free(&f->seg_tab);
+	ds_itab_free(&f->seg_tab);
 	free(f->stacks);
-	ds_htab_free(&f->stack_tab);
+	ds_itab_free(&f->stack_tab);
 	free(f->cur);
 	free(f->tmp);
 	free(f->words);
@@ -526,10 +526,10 @@ struct raw_key {
 	bool kernel;
 };
 
-static bool raw_is(const void *val, const void *arg)
+static bool raw_is(uint32_t idx, const void *arg)
 {
 	const struct raw_key *k = arg;
-	const struct fraw *r = &k->f->raw[(uintptr_t)val - 1];
+	const struct fraw *r = &k->f->raw[idx];
 
 	return r->len == k->n && r->kernel == k->kernel && r->pid == k->pid && r->ctx == k->ctx &&
 	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
@@ -543,7 +543,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		   const uint64_t *w, size_t nr, uint32_t *seg)
 {
 	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
-	uintptr_t at;
+	int64_t at;
 	uint64_t h;
 	struct fraw *r;
 	int err;
@@ -568,9 +568,9 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		}
 	}
 	h = hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
-	at = (uintptr_t)ds_htab_get(&f->raw_tab, h, raw_is, &k);
-	if (at) {
-		*seg = f->raw[at - 1].seg;
+	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
+	if (at >= 0) {
+		*seg = f->raw[at].seg;
 		return 0;
 	}
 	err = resolve_seg(f, pid, ctx, w, nr, seg);
@@ -581,7 +581,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		raw_clear(f);
 	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
 	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + nr, sizeof(*f->raw_words)) ||
-	    ds_htab_put(&f->raw_tab, h, (void *)(uintptr_t)(f->nr_raw + 1)))
+	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
 		return 0;
 	r = &f->raw[f->nr_raw++];
 	r->ctx = ctx;
