@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,9 +11,31 @@
 
 #include "cli.h"
 
+/*
+ * The output is built by hand in a big buffer and written in 1 MiB pieces
+ * (a 1 M-sample file gives 2 GB of text: printf per field was most of the
+ * time), and each frame's "symbol+0xoff (object)" is formatted once per
+ * frame (ds_symbols_frame()).
+ */
+#define OUT_CHUNK (1u << 20)
+
+struct tail {
+	uint32_t off, len;	/* in tails; len 0: not formatted yet */
+};
+
 struct script {
 	struct pipeline *p;
 	bool all;
+	char *out;		/* OUT_CHUNK bytes and room for one line */
+	size_t len, cap;
+	struct tail *tails;	/* per frame id */
+	size_t cap_tails;
+	char *tstr;		/* the tails' text */
+	size_t tstr_len, tstr_cap;
+	size_t last_attr;	/* the event name of the last sample's attr */
+	char event[64];
+	size_t event_len;
+	bool have_event;
 };
 
 static const char *unm_name(enum ds_unmatched_reason r)
@@ -44,21 +67,217 @@ static int stdout_failed(void)
 	return err;
 }
 
-/* One frame like perf script: address, symbol+offset, (object). */
-static void print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+static int flush_out(struct script *s)
 {
-	struct ds_sym_info si;
-	char buf[256];
+	if (s->len) {
+		errno = 0;
+		fwrite(s->out, 1, s->len, stdout);
+		s->len = 0;
+	}
+	return stdout_failed();
+}
 
-	ds_symbols_lookup(s->p->sym, ev->pid, ip, kernel, &si, buf, sizeof(buf));
-	printf("\t%16" PRIx64 " ", ip);
-	if (si.sym)
-		printf("%s+0x%" PRIx64, si.sym, si.sym_off);
-	else if (si.dso && si.dso[0] == '[')
-		printf("[unknown]");
-	else
-		printf("%s", si.dso ? "[unknown]" : si.name);
-	printf(" (%s)\n", si.dso ? si.dso : "[unknown]");
+/* Room for n more bytes: 0, or the write error. */
+static int room(struct script *s, size_t n)
+{
+	int err;
+
+	if (s->len + n <= s->cap)
+		return 0;
+	if ((err = flush_out(s)))
+		return err;
+	if (n > s->cap) {
+		char *b = realloc(s->out, n);
+
+		if (!b)
+			return -ENOMEM;
+		s->out = b;
+		s->cap = n;
+	}
+	return 0;
+}
+
+static void put(struct script *s, const char *p, size_t n)
+{
+	memcpy(s->out + s->len, p, n);
+	s->len += n;
+}
+
+static void put_c(struct script *s, char c, size_t n)
+{
+	memset(s->out + s->len, c, n);
+	s->len += n;
+}
+
+/* Decimal digits of v before end: the first one. */
+static char *dec(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
+}
+
+static char *hex(char *end, uint64_t v)
+{
+	do {
+		*--end = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	return end;
+}
+
+/* printf's %<w>u (left: %-<w>u, zero: %0<w>u) of v. */
+static void put_u(struct script *s, uint64_t v, size_t w, bool left, bool zero)
+{
+	char b[20], *d = dec(b + sizeof(b), v);
+	size_t n = (size_t)(b + sizeof(b) - d);
+
+	if (!left && n < w)
+		put_c(s, zero ? '0' : ' ', w - n);
+	put(s, d, n);
+	if (left && n < w)
+		put_c(s, ' ', w - n);
+}
+
+/* %#llx */
+static void put_xalt(struct script *s, uint64_t v)
+{
+	char b[16], *d = hex(b + sizeof(b), v);
+
+	if (v)
+		put(s, "0x", 2);
+	put(s, d, (size_t)(b + sizeof(b) - d));
+}
+
+/* Room, then like snprintf into the buffer (the rare lines). */
+static int put_fmt(struct script *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put_fmt(struct script *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n, err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((err = room(s, (size_t)n + 1)))
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(s->out + s->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	s->len += (size_t)n;
+	return 0;
+}
+
+/* The text after a frame's address, like perf script: "symbol+0xoff
+ * (object)\n" ("[unknown]" when no symbol), formatted once per frame. */
+static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
+{
+	const struct ds_sym_info *si;
+	struct tail *tl;
+	char off[16], *o;
+	const char *name, *dso;
+	size_t nn, nd, no = 0, need;
+	int err;
+
+	if (id < s->cap_tails && s->tails[id].len) {
+		*t = s->tstr + s->tails[id].off;
+		*n = s->tails[id].len;
+		return 0;
+	}
+	si = ds_symbols_frame_info(s->p->sym, id);
+	if (!si)
+		return -EINVAL;
+	if (id >= s->cap_tails) {
+		size_t old = s->cap_tails;
+
+		if ((err = ds_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
+			return err;
+		memset(s->tails + old, 0, (s->cap_tails - old) * sizeof(*s->tails));
+	}
+	if (si->sym) {
+		name = si->sym;
+		o = hex(off + sizeof(off), si->sym_off);
+		no = (size_t)(off + sizeof(off) - o) + 3;	/* "+0x" */
+	} else {
+		name = si->dso && si->dso[0] == '[' ? "[unknown]" : si->dso ? "[unknown]" : si->name;
+	}
+	dso = si->dso ? si->dso : "[unknown]";
+	nn = strlen(name);
+	nd = strlen(dso);
+	need = nn + no + nd + 4;	/* " (", ")\n" */
+	if (need > UINT32_MAX || s->tstr_len > UINT32_MAX - need)
+		return -ENOMEM;
+	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need, 1)))
+		return err;
+	tl = &s->tails[id];
+	tl->off = (uint32_t)s->tstr_len;
+	tl->len = (uint32_t)need;
+	{
+		char *d = s->tstr + s->tstr_len;
+
+		memcpy(d, name, nn);
+		d += nn;
+		if (no) {
+			memcpy(d, "+0x", 3);
+			memcpy(d + 3, o, no - 3);
+			d += no;
+		}
+		memcpy(d, " (", 2);
+		memcpy(d + 2, dso, nd);
+		memcpy(d + 2 + nd, ")\n", 2);
+	}
+	s->tstr_len += need;
+	*t = s->tstr + tl->off;
+	*n = need;
+	return 0;
+}
+
+/* One frame like perf script: address, symbol+offset, (object). */
+static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+{
+	const char *t;
+	size_t n;
+	uint32_t id;
+	char b[16], *d;
+	int err;
+
+	if ((err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id)) ||
+	    (err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18)))
+		return err;
+	/* "\t%16" PRIx64 " " */
+	d = hex(b + sizeof(b), ip);
+	s->out[s->len++] = '\t';
+	put_c(s, ' ', (size_t)(d - b));
+	put(s, d, (size_t)(b + sizeof(b) - d));
+	s->out[s->len++] = ' ';
+	put(s, t, n);
+	return 0;
+}
+
+static const char *event_of(struct script *s, const struct ds_event *ev, size_t *n)
+{
+	size_t ai = ds_reader_attr_index(s->p->rd, ev->hdr);
+
+	if (!s->have_event || ai != s->last_attr) {
+		char nbuf[64];
+		const char *e = pipeline_event(s->p, ev->hdr, nbuf, sizeof(nbuf));
+
+		s->event_len = strlen(e);
+		if (s->event_len >= sizeof(s->event)) {
+			s->have_event = false;
+			*n = s->event_len;
+			return e;
+		}
+		memcpy(s->event, e, s->event_len);
+		s->last_attr = ai;
+		s->have_event = true;
+	}
+	*n = s->event_len;
+	return s->event;
 }
 
 static int script_cb(void *arg, const struct ds_stitch_out *o)
@@ -66,51 +285,81 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 	struct script *s = arg;
 	const struct ds_event *ev = o->ev;
 	bool kernel = false, ctx = false;
-	char nbuf[64];
+	const char *comm, *event;
+	size_t ncomm, nevent;
+	int err;
 
 	if (o->kind == DS_OUT_RECORD) {
 		if (!s->all)
 			return 0;
-		printf("%-16s %6u/%-6u [%03u] %llu.%06llu: %s", pipeline_comm(s->p, ev), ev->pid,
-		       ev->tid, ev->cpu, (unsigned long long)(ev->time / 1000000000),
-		       (unsigned long long)(ev->time % 1000000000 / 1000),
-		       ds_record_name(ev->type));
+		err = put_fmt(s, "%-16s %6u/%-6u [%03u] %llu.%06llu: %s", pipeline_comm(s->p, ev),
+			      ev->pid, ev->tid, ev->cpu,
+			      (unsigned long long)(ev->time / 1000000000),
+			      (unsigned long long)(ev->time % 1000000000 / 1000),
+			      ds_record_name(ev->type));
+		if (err)
+			return err;
 		if (ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
-			printf(" cookie=%#" PRIx64 " nr=%" PRIu64, ev->cookie, ev->nr);
+			err = put_fmt(s, " cookie=%#" PRIx64 " nr=%" PRIu64, ev->cookie, ev->nr);
 		else if (ev->type == PERF_RECORD_MMAP || ev->type == PERF_RECORD_MMAP2)
-			printf(" %#" PRIx64 "-%#" PRIx64 " %s", ev->start, ev->start + ev->len,
-			       ev->filename);
+			err = put_fmt(s, " %#" PRIx64 "-%#" PRIx64 " %s", ev->start,
+				      ev->start + ev->len, ev->filename);
 		else if (ev->type == PERF_RECORD_COMM)
-			printf(" %s", ev->comm);
+			err = put_fmt(s, " %s", ev->comm);
 		else if (ev->type == PERF_RECORD_LOST || ev->type == PERF_RECORD_LOST_SAMPLES)
-			printf(" lost=%" PRIu64, ev->lost);
-		printf("\n");
-		return stdout_failed();
+			err = put_fmt(s, " lost=%" PRIu64, ev->lost);
+		return err ? err : put_fmt(s, "\n");
 	}
 	/* like perf script: comm pid/tid [cpu] time: period event: */
-	printf("%-16s %6u/%-6u [%03u] %llu.%06llu: %10" PRIu64 " %s: ", pipeline_comm(s->p, ev),
-	       ev->pid, ev->tid, ev->cpu, (unsigned long long)(ev->time / 1000000000),
-	       (unsigned long long)(ev->time % 1000000000 / 1000),
-	       (ev->have & DS_EV_PERIOD) ? ev->period : 1,
-	       pipeline_event(s->p, ev->hdr, nbuf, sizeof(nbuf)));
+	comm = pipeline_comm(s->p, ev);
+	ncomm = strlen(comm);
+	event = event_of(s, ev, &nevent);
+	if ((err = room(s, ncomm + nevent + 160)))
+		return err;
+	put(s, comm, ncomm);
+	if (ncomm < 16)
+		put_c(s, ' ', 16 - ncomm);
+	s->out[s->len++] = ' ';
+	put_u(s, ev->pid, 6, false, false);
+	s->out[s->len++] = '/';
+	put_u(s, ev->tid, 6, true, false);
+	put(s, " [", 2);
+	put_u(s, ev->cpu, 3, false, true);
+	put(s, "] ", 2);
+	put_u(s, ev->time / 1000000000, 0, false, false);
+	s->out[s->len++] = '.';
+	put_u(s, ev->time % 1000000000 / 1000, 6, false, true);
+	put(s, ": ", 2);
+	put_u(s, (ev->have & DS_EV_PERIOD) ? ev->period : 1, 10, false, false);
+	s->out[s->len++] = ' ';
+	put(s, event, nevent);
+	put(s, ": ", 2);
 	switch (o->kind) {
 	case DS_OUT_STITCHED:
-		printf("stitched cookie=%#" PRIx64 "%s\n", o->cookie,
-		       o->record_first ? " (record before sample)" : "");
+		put(s, "stitched cookie=", 16);
+		put_xalt(s, o->cookie);
+		if (o->record_first)
+			put(s, " (record before sample)", 23);
+		s->out[s->len++] = '\n';
 		break;
-	case DS_OUT_KERNEL_ONLY:
-		printf("kernel-only cookie=%#" PRIx64 " (user stack not stitched: %s)\n",
-		       o->cookie, unm_name(o->reason));
+	case DS_OUT_KERNEL_ONLY: {
+		const char *why = unm_name(o->reason);
+
+		put(s, "kernel-only cookie=", 19);
+		put_xalt(s, o->cookie);
+		put(s, " (user stack not stitched: ", 27);
+		put(s, why, strlen(why));
+		put(s, ")\n", 2);
 		break;
+	}
 	case DS_OUT_COMPLETE:
-		printf("complete\n");
+		put(s, "complete\n", 9);
 		break;
 	default:
-		printf("no-callchain\n");
-		print_frame(s, ev, ev->ip, (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-					   PERF_RECORD_MISC_KERNEL);
-		printf("\n");
-		return stdout_failed();
+		put(s, "no-callchain\n", 13);
+		err = print_frame(s, ev, ev->ip, (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+						 PERF_RECORD_MISC_KERNEL);
+		return err ? err : put_fmt(s, "\n");
 	}
 	for (uint64_t i = 0; i < o->nr; i++) {
 		uint64_t ip = o->chain[i];
@@ -122,10 +371,13 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 				i++;
 			continue;
 		}
-		print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL);
+		if ((err = print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL)))
+			return err;
 	}
-	printf("\n");
-	return stdout_failed();
+	if ((err = room(s, 1)))
+		return err;
+	s->out[s->len++] = '\n';
+	return s->len >= OUT_CHUNK ? flush_out(s) : 0;
 }
 
 static void usage_script(FILE *f)
@@ -156,9 +408,11 @@ int cmd_script(int argc, char **argv)
 	const char *in = "perf.data", *ks = NULL;
 	char ksbuf[4096];
 	struct pipeline p;
-	struct script s = { &p, false };
+	struct script s;
 	int c, err, sym = PL_SYMBOLS;
 
+	memset(&s, 0, sizeof(s));
+	s.p = &p;
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
@@ -175,11 +429,24 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
+	s.cap = OUT_CHUNK + 4096;
+	s.out = malloc(s.cap);
+	if (!s.out) {
+		die_msg("script: out of memory");
+		return 1;
+	}
 	err = pipeline_run(&p, in, ks, sym, script_cb, &s);
+	if (!err)
+		err = flush_out(&s);
 	if (!err)
 		err = finish_stdout();
 	if (!err)
 		print_pipeline_summary(stderr, &p);
+	else if (err == -ENOMEM && p.cb_err)
+		die_msg("script: out of memory");
 	pipeline_close(&p);
+	free(s.out);
+	free(s.tails);
+	free(s.tstr);
 	return err ? 1 : 0;
 }
