@@ -17,7 +17,7 @@
  * time), and each frame's "symbol+0xoff (object)" is formatted once per
  * frame (ds_symbols_frame()).
  */
-#define OUT_CHUNK (1u << 20)
+#define OUT_CHUNK (1u << 17)
 
 struct tail {
 	uint32_t off, len;	/* in tails; len 0: not formatted yet */
@@ -109,15 +109,37 @@ static void put_c(struct script *s, char c, size_t n)
 	s->len += n;
 }
 
+static const char digits2[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
 /* Decimal digits of v before end: the first one. */
 static char *dec(char *end, uint64_t v)
 {
-	do {
-		*--end = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digits2 + v % 100 * 2, 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, digits2 + v * 2, 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
 	return end;
 }
+
+static const char hex2[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 static char *hex(char *end, uint64_t v)
 {
@@ -240,21 +262,24 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
 {
 	const char *t;
-	size_t n;
+	size_t n, nz;
 	uint32_t id;
-	char b[16], *d;
+	char *d;
 	int err;
 
 	if ((err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id)) ||
 	    (err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18)))
 		return err;
-	/* "\t%16" PRIx64 " " */
-	d = hex(b + sizeof(b), ip);
-	s->out[s->len++] = '\t';
-	put_c(s, ' ', (size_t)(d - b));
-	put(s, d, (size_t)(b + sizeof(b) - d));
-	s->out[s->len++] = ' ';
-	put(s, t, n);
+	/* "\t%16" PRIx64 " ": 16 digits, the leading zeros made spaces */
+	d = s->out + s->len;
+	d[0] = '\t';
+	for (int k = 0; k < 8; k++)
+		memcpy(d + 1 + 2 * k, hex2 + ((ip >> (56 - 8 * k)) & 0xff) * 2, 2);
+	nz = ip ? (size_t)__builtin_clzll(ip) / 4 : 15;
+	memset(d + 1, ' ', nz);
+	d[17] = ' ';
+	memcpy(d + 18, t, n);
+	s->len += n + 18;
 	return 0;
 }
 
