@@ -113,23 +113,6 @@ struct ds_fold {
 	size_t dbg_miss, dbg_calls;
 };
 
-/* 64-bit multiply-xorshift over 8-byte words */
-static uint64_t hash_bytes(const void *v, size_t n)
-{
-	const unsigned char *p = v;
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
-	}
-	w = 0;
-	memcpy(&w, p, n);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
-}
-
 static const char *name_of(const struct ds_fold *f, uint32_t id, size_t *len)
 {
 	*len = f->names[id].len;
@@ -173,7 +156,7 @@ static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 	for (size_t i = 0; i < n; i++)
 		d[i] = s[i] == ';' || s[i] == '\n' ? ':' : s[i];
 	k.s = d;
-	h = hash_bytes(d, n);
+	h = ds_hash_bytes(d, n);
 	at = ds_itab_get(&f->name_tab, h, name_is, &k);
 	if (at >= 0) {
 		*id = (uint32_t)at;
@@ -271,7 +254,7 @@ static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *se
 		hash = hash * HASH_B + ids[i] + 1;
 		pw *= HASH_B;
 	}
-	h = hash_bytes(ids, n * sizeof(*ids));
+	h = ds_hash_bytes(ids, n * sizeof(*ids));
 	at = ds_itab_get(&f->seg_tab, h, seg_is, &k);
 	if (at >= 0) {
 		*seg = (uint32_t)at;
@@ -567,7 +550,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 			break;
 		}
 	}
-	h = hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
+	h = ds_hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
 	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
 	if (at >= 0) {
 		*seg = f->raw[at].seg;

@@ -36,6 +36,23 @@ static inline uint64_t ds_hash64(uint64_t x)
 	return x;
 }
 
+/* 64-bit multiply-xorshift over 8-byte words, for byte keys */
+static inline uint64_t ds_hash_bytes(const void *v, size_t n)
+{
+	const unsigned char *p = v;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
 static inline uint64_t ds_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;

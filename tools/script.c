@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "hash.h"
 
 /*
  * The output is built by hand in a big buffer and written in 1 MiB pieces
@@ -23,9 +24,29 @@ struct tail {
 	uint32_t off, len;	/* in tails; len 0: not formatted yet */
 };
 
+/* The frame ids of a run of return addresses (the ips after a context
+ * marker's first one, which varies), by their words: a call path seen
+ * before is not looked up address by address again.  User runs with the
+ * pid and the generation of its mappings, kernel ones with the kernel
+ * symbols' generation; bounded (emptied when full). */
+#define RUN_MAX_WORDS (1u << 20)
+
+struct run {
+	size_t off;		/* in rwords and rids */
+	uint32_t len;
+	uint32_t pid, gen;
+	bool kernel;
+};
+
 struct script {
 	struct pipeline *p;
 	bool all;
+	struct run *runs;
+	size_t nr_runs, cap_runs;
+	uint64_t *rwords;
+	uint32_t *rids;
+	size_t rlen, rwcap, ricap;
+	struct ds_itab run_tab;
 	char *out;		/* OUT_CHUNK bytes and room for one line */
 	size_t len, cap;
 	struct tail *tails;	/* per frame id */
@@ -258,17 +279,15 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	return 0;
 }
 
-/* One frame like perf script: address, symbol+offset, (object). */
-static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+/* One frame (id) like perf script: address, symbol+offset, (object). */
+static int print_id(struct script *s, uint64_t ip, uint32_t id)
 {
 	const char *t;
 	size_t n, nz;
-	uint32_t id;
 	char *d;
 	int err;
 
-	if ((err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id)) ||
-	    (err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18)))
+	if ((err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18)))
 		return err;
 	/* "\t%16" PRIx64 " ": 16 digits, the leading zeros made spaces */
 	d = s->out + s->len;
@@ -280,6 +299,94 @@ static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip,
 	d[17] = ' ';
 	memcpy(d + 18, t, n);
 	s->len += n + 18;
+	return 0;
+}
+
+static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+{
+	uint32_t id;
+	int err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id);
+
+	return err ? err : print_id(s, ip, id);
+}
+
+struct run_key {
+	const struct script *s;
+	const uint64_t *w;
+	size_t n;
+	uint32_t pid, gen;
+	bool kernel;
+};
+
+static bool run_is(uint32_t idx, const void *arg)
+{
+	const struct run_key *k = arg;
+	const struct run *r = &k->s->runs[idx];
+
+	return r->len == k->n && r->pid == k->pid && r->gen == k->gen &&
+	       r->kernel == k->kernel && !memcmp(k->s->rwords + r->off, k->w, k->n * 8);
+}
+
+static void runs_clear(struct script *s)
+{
+	ds_itab_free(&s->run_tab);
+	s->nr_runs = 0;
+	s->rlen = 0;
+}
+
+/* Print the n ips at w, all kernel ones or all user ones of pid. */
+static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t *w, size_t n)
+{
+	struct ds_symbols *sym = s->p->sym;
+	struct run_key k = { s, w, n, kernel ? 0 : pid, 0, kernel };
+	struct run *r;
+	uint64_t h;
+	int64_t at;
+	int err;
+
+	k.gen = kernel ? ds_symbols_kernel_gen(sym) : ds_symbols_user_gen(sym, pid);
+	h = ds_hash_bytes(w, n * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ (uint64_t)kernel << 63;
+	at = ds_itab_get(&s->run_tab, h, run_is, &k);
+	if (at >= 0) {
+		const uint32_t *ids = s->rids + s->runs[at].off;
+
+		for (size_t i = 0; i < n; i++) {
+			if ((err = print_id(s, w[i], ids[i])))
+				return err;
+		}
+		return 0;
+	}
+	if (n > RUN_MAX_WORDS / 4) {
+		for (size_t i = 0; i < n; i++) {
+			if ((err = print_frame(s, &(struct ds_event){ .pid = pid }, w[i], kernel)))
+				return err;
+		}
+		return 0;
+	}
+	if (s->rlen + n > RUN_MAX_WORDS)
+		runs_clear(s);
+	if ((err = ds_grow(&s->runs, &s->cap_runs, s->nr_runs + 1, sizeof(*s->runs))) ||
+	    (err = ds_grow(&s->rwords, &s->rwcap, s->rlen + n, sizeof(*s->rwords))) ||
+	    (err = ds_grow(&s->rids, &s->ricap, s->rlen + n, sizeof(*s->rids))))
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t id;
+
+		if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
+		    (err = print_id(s, w[i], id)))
+			return err;
+		s->rids[s->rlen + i] = id;
+	}
+	if ((err = ds_itab_put(&s->run_tab, h, (uint32_t)s->nr_runs)))
+		return err;
+	r = &s->runs[s->nr_runs++];
+	r->off = s->rlen;
+	r->len = (uint32_t)n;
+	r->pid = k.pid;
+	r->gen = k.gen;
+	r->kernel = kernel;
+	memcpy(s->rwords + s->rlen, w, n * 8);
+	s->rlen += n;
 	return 0;
 }
 
@@ -387,7 +494,7 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 		return err ? err : put_fmt(s, "\n");
 	}
 	for (uint64_t i = 0; i < o->nr; i++) {
-		uint64_t ip = o->chain[i];
+		uint64_t ip = o->chain[i], j;
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			ctx = true;
@@ -398,6 +505,15 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 		}
 		if ((err = print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL)))
 			return err;
+		if (!ctx)
+			continue;	/* each ip by its address: no run */
+		/* the callers after a context's first ip */
+		for (j = i + 1; j < o->nr && o->chain[j] < PERF_CONTEXT_MAX; j++)
+			;
+		if (j > i + 1 &&
+		    (err = print_run(s, ev->pid, kernel, o->chain + i + 1, (size_t)(j - i - 1))))
+			return err;
+		i = j - 1;
 	}
 	if ((err = room(s, 1)))
 		return err;
@@ -473,5 +589,9 @@ int cmd_script(int argc, char **argv)
 	free(s.out);
 	free(s.tails);
 	free(s.tstr);
+	runs_clear(&s);
+	free(s.runs);
+	free(s.rwords);
+	free(s.rids);
 	return err ? 1 : 0;
 }
