@@ -117,6 +117,64 @@ static inline int ds_stream_err(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
+/*
+ * Freed blocks kept for reuse (records queued and released by the million:
+ * the merge's copies, the stitcher's pending samples): a free list per
+ * 64-byte size class up to 4 KiB, 4 MiB kept at most; other sizes go to
+ * malloc.  Blocks are malloc'd: free() takes any of them.
+ */
+#define DS_RC_CLASSES 64
+#define DS_RC_KEEP (4u << 20)
+
+struct ds_recycle {
+	void *head[DS_RC_CLASSES];
+	size_t kept;		/* bytes */
+};
+
+static inline void *ds_rc_alloc(struct ds_recycle *r, size_t size)
+{
+	size_t c = (size + 63) / 64;
+	void *p;
+
+	if (!c || c > DS_RC_CLASSES)
+		return malloc(size);
+	p = r->head[c - 1];
+	if (!p)
+		return malloc(c * 64);
+	memcpy(&r->head[c - 1], p, sizeof(void *));
+	r->kept -= c * 64;
+	return p;
+}
+
+/* p: a block of ds_rc_alloc(r, size), or NULL. */
+static inline void ds_rc_free(struct ds_recycle *r, void *p, size_t size)
+{
+	size_t c = (size + 63) / 64;
+
+	if (!p)
+		return;
+	if (!c || c > DS_RC_CLASSES || r->kept + c * 64 > DS_RC_KEEP) {
+		free(p);
+		return;
+	}
+	memcpy(p, &r->head[c - 1], sizeof(void *));
+	r->head[c - 1] = p;
+	r->kept += c * 64;
+}
+
+static inline void ds_rc_destroy(struct ds_recycle *r)
+{
+	for (size_t c = 0; c < DS_RC_CLASSES; c++) {
+		while (r->head[c]) {
+			void *p = r->head[c];
+
+			memcpy(&r->head[c], p, sizeof(void *));
+			free(p);
+		}
+	}
+	r->kept = 0;
+}
+
 /* Grow *buf (element size esz) to hold at least need elements. */
 static inline int ds_grow(void *pbuf, size_t *cap, size_t need, size_t esz)
 {
