@@ -83,6 +83,9 @@ int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
  * loaded again).  The same words, pid and generations resolve alike. */
 uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
 uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
+/* Start loading what resolving user address ip of pid will read first (a
+ * cache miss when addresses are many): call it some work before. */
+void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip);
 
 /*
  * libbpf-style options: copy the caller's struct of size sz (its

@@ -19,8 +19,8 @@
 
 struct pend {
 	struct pend *next;
-	uint64_t sample_type;
 	uint64_t time;
+	struct ds_event ev;	/* as parsed; its pointers moved to data */
 	uint64_t data[];
 };
 
@@ -198,9 +198,10 @@ static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t 
 	t->npend--;
 	s->pending_total--;
 	memcpy(&h, p->data, sizeof(h));
-	err = ds_event_parse(p->data, h.size, p->sample_type, false, &ev);
-	if (!err)
-		err = emit_deferred(s, &ev, ips, nr_ips, false, why);
+	ev = p->ev;
+	ev.hdr = (const void *)p->data;
+	ev.chain = (const uint64_t *)(const void *)((const uint8_t *)p->data + ev.chain_off + 8);
+	err = emit_deferred(s, &ev, ips, nr_ips, false, why);
 	ds_rc_free(&s->rc, p, pend_size(h.size));
 	return err;
 }
@@ -242,8 +243,8 @@ static int on_deferred_sample(struct ds_stitcher *s, const struct ds_event *ev)
 	if (!p)
 		return -ENOMEM;
 	p->next = NULL;
-	p->sample_type = ev->sample_type;
 	p->time = ev->time;
+	p->ev = *ev;	/* a sample: only hdr and chain point into the record */
 	memcpy(p->data, ev->hdr, ev->size);
 	if (t->pt)
 		t->pt->next = p;

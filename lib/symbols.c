@@ -1167,6 +1167,12 @@ static uint32_t new_gen(struct ds_symbols *s)
 	return ++s->gen_seq;
 }
 
+void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
+{
+	if (s->cap_ua)
+		__builtin_prefetch(&s->ua[ua_home(s, pid, ip)]);
+}
+
 /* The frame of user address ip of pid, and its mapping (NULL: none; valid
  * until the next MMAP, exec or fork record): 0 or -ENOMEM. */
 static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t *id,

@@ -442,6 +442,13 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 			err = put_fmt(s, " lost=%" PRIu64, ev->lost);
 		return err ? err : put_fmt(s, "\n");
 	}
+	/* the first user ip's frame will be a cache miss: start it now */
+	for (uint64_t i = 0; i + 1 < o->nr; i++) {
+		if (o->chain[i] == PERF_CONTEXT_USER) {
+			ds_symbols_prefetch(s->p->sym, ev->pid, o->chain[i + 1]);
+			break;
+		}
+	}
 	/* like perf script: comm pid/tid [cpu] time: period event: */
 	comm = pipeline_comm(s->p, ev);
 	ncomm = strlen(comm);
