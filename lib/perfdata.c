@@ -59,6 +59,9 @@ struct ds_reader {
 	size_t id_sample_off;	/* byte offset of the id in a sample */
 	size_t id_other_back;	/* ... in other records, from their end */
 	struct ds_htab ids;	/* id -> attr index + 1 (the first attr wins) */
+	/* the last id looked up and its attr index + 1 (records come in runs
+	 * of one event): a cache, so written by the const lookups too */
+	struct { uint64_t id; uintptr_t ai; } *last_id;
 	uint8_t *buf;		/* a record copied to be 8-byte aligned */
 	size_t buf_cap;
 	/* the data read ahead: rb[rpos, rend) (big reads, records used in
@@ -259,6 +262,7 @@ out:
  * wins), so that a record's attr is found in O(1). */
 static int index_ids(struct ds_reader *r, size_t i)
 {
+	r->last_id->ai = 0;	/* ids change: forget */
 	for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
 		uint64_t id = r->attrs[i].ids[k];
 		int err;
@@ -510,6 +514,10 @@ int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
 		return err;
 	}
 	r = calloc(1, sizeof(*r));
+	if (r && !(r->last_id = calloc(1, sizeof(*r->last_id)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r) {
 		close(fd);
 		return -ENOMEM;
@@ -528,6 +536,10 @@ int ds_reader_open(struct ds_reader **out, const char *path,
 	if (err)
 		return err;
 	r = calloc(1, sizeof(*r));
+	if (r && !(r->last_id = calloc(1, sizeof(*r->last_id)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r)
 		return -ENOMEM;
 	snprintf(r->name, sizeof(r->name), "%s", path);
@@ -553,6 +565,7 @@ void ds_reader_close(struct ds_reader *r)
 	}
 	free(r->attrs);
 	ds_htab_free(&r->ids);
+	free(r->last_id);
 	free(r->buf);
 	free(r->rb);
 	for (size_t i = 0; i < r->nr_build_ids; i++)
@@ -826,7 +839,13 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		id = ds_rd64((const uint8_t *)rec + rec->size - r->id_other_back);
 	else
 		return &r->attrs[0];
-	ai = (uintptr_t)ds_htab_get(&r->ids, id, NULL, NULL);
+	if (r->last_id->ai && r->last_id->id == id) {
+		ai = r->last_id->ai;
+	} else {
+		ai = (uintptr_t)ds_htab_get(&r->ids, id, NULL, NULL);
+		r->last_id->id = id;
+		r->last_id->ai = ai;
+	}
 	return ai ? &r->attrs[ai - 1] : &r->attrs[0];
 }
 
