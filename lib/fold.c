@@ -105,11 +105,11 @@ struct ds_fold {
 	size_t raw_len, raw_cap;
 	struct ds_itab raw_tab;		/* fraw by hash */
 	uint32_t kgen;			/* the symbols' kernel generation cached */
-	/* the last comm seen, and its name id */
-	char last_comm[32];
-	size_t last_comm_len;
-	uint32_t last_comm_id;
-	bool have_last_comm;
+	/* comms seen lately and their name ids, by a hash of their text */
+	struct {
+		char text[24];	/* NUL-terminated; "" : free */
+		uint32_t id;
+	} comms[16];
 	size_t dbg_miss, dbg_calls;
 };
 
@@ -181,21 +181,23 @@ static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 static int comm_id(struct ds_fold *f, const char *comm, uint32_t *id)
 {
 	size_t n;
+	unsigned k;
 	int err;
 
 	if (!comm || !*comm)
 		comm = "[unknown]";
 	n = strlen(comm);
-	if (f->have_last_comm && n == f->last_comm_len && !memcmp(comm, f->last_comm, n)) {
-		*id = f->last_comm_id;
+	if (n >= sizeof(f->comms[0].text))
+		return name_id(f, comm, n, id);
+	k = (unsigned)(ds_hash_bytes(comm, n) % (sizeof(f->comms) / sizeof(f->comms[0])));
+	if (!memcmp(f->comms[k].text, comm, n + 1)) {
+		*id = f->comms[k].id;
 		return 0;
 	}
 	err = name_id(f, comm, n, id);
-	if (!err && n < sizeof(f->last_comm)) {
-		memcpy(f->last_comm, comm, n);
-		f->last_comm_len = n;
-		f->last_comm_id = *id;
-		f->have_last_comm = true;
+	if (!err) {
+		memcpy(f->comms[k].text, comm, n + 1);
+		f->comms[k].id = *id;
 	}
 	return err;
 }
@@ -637,6 +639,9 @@ int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
 	}
 	if (!kernel)
 		u = 0;
+	/* the user leaf's frame will be a cache miss: start it now */
+	if (u + 1 < nr && chain[u] == PERF_CONTEXT_USER && chain[u + 1] < PERF_CONTEXT_MAX)
+		ds_symbols_prefetch(s, pid, chain[u + 1]);
 	err = comm_id(f, comm, &k.comm);
 	if (!err && root && !(err = name_id(f, root, strlen(root), &k.root)))
 		k.root++;
