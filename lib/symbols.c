@@ -129,6 +129,7 @@ struct ds_symbols {
 	uint32_t gen_seq;	/* the last mapset generation given */
 	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
+	struct comm *last_comm;	/* the last task's comm looked up */
 	char **sblocks;		/* names made up for frames ("[dso+0xoff]") */
 	size_t nr_sblocks, cap_sblocks, sblock_used, sblock_size;
 	struct dso **dsos;
@@ -896,7 +897,14 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 {
-	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
+	struct comm *c = s->last_comm;
+
+	/* comms are never freed: the last one found stays valid */
+	if (!c || c->tid != tid) {
+		c = ds_htab_get(&s->comms, tid, NULL, NULL);
+		if (c)
+			s->last_comm = c;
+	}
 
 	/* the idle task has no COMM record; perf calls it swapper */
 	return c ? c->name : tid == 0 ? "swapper" : NULL;
