@@ -110,7 +110,6 @@ struct ds_fold {
 		char text[24];	/* NUL-terminated; "" : free */
 		uint32_t id;
 	} comms[16];
-	size_t dbg_miss, dbg_calls;
 };
 
 static const char *name_of(const struct ds_fold *f, uint32_t id, size_t *len)
@@ -417,8 +416,6 @@ void ds_fold_free(struct ds_fold *f)
 {
 	if (!f)
 		return;
-	if (getenv("DS_DEBUG_STATS"))
-		fprintf(stderr, "names %zu segs %zu ids %zu stacks %zu raw %zu raw words %zu calls %zu misses %zu\n", f->nr_names, f->nr_segs, f->ids_len, f->nr_stacks, f->nr_raw, f->raw_len, f->dbg_calls, f->dbg_miss);
 	free(f->names);
 	free(f->names_str);
 	ds_itab_free(&f->name_tab);

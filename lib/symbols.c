@@ -13,7 +13,6 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -266,14 +265,6 @@ void ds_symbols_free(struct ds_symbols *s)
 {
 	if (!s)
 		return;
-	if (getenv("DS_DEBUG_STATS")) {
-		size_t nc = 0;
-		for (size_t i = 0; i < s->nr_dsos; i++) nc += s->dsos[i]->nr_bps;
-		struct mallinfo2 mi = mallinfo2();
-		fprintf(stderr, "malloc in use %zu MB, mmapped %zu MB\n", (mi.uordblks) >> 20, mi.hblkhd >> 20);
-		{ FILE *st = fopen("/proc/self/status", "r"); char l[256]; while (st && fgets(l, sizeof(l), st)) if (!strncmp(l, "Rss", 3) || !strncmp(l, "VmHWM", 5)) fputs(l, stderr); if (st) fclose(st); }
-		fprintf(stderr, "frames %zu ua %zu kframes %zu dso-va-cache %zu ua-cap %zu\n", s->nr_frames, s->nr_ua, s->kframes.used, nc, s->cap_ua);
-	}
 	free(s->ksyms);
 	free(s->kstrs);
 	for (size_t i = 0; i < s->nr_old_kstrs; i++)
