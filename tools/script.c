@@ -19,6 +19,7 @@
  * frame (ds_symbols_frame()).
  */
 #define OUT_CHUNK (1u << 17)
+#define SLACK 32		/* bytes copy_over() may copy past the end */
 
 struct tail {
 	uint32_t off, len;	/* in tails; len 0: not formatted yet */
@@ -152,16 +153,6 @@ static char *dec(char *end, uint64_t v)
 	return end;
 }
 
-static const char hex2[] =
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
 static char *hex(char *end, uint64_t v)
 {
 	do {
@@ -254,7 +245,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	need = nn + no + nd + 4;	/* " (", ")\n" */
 	if (need > UINT32_MAX || s->tstr_len > UINT32_MAX - need)
 		return -ENOMEM;
-	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need, 1)))
+	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
 		return err;
 	tl = &s->tails[id];
 	tl->off = (uint32_t)s->tstr_len;
@@ -280,24 +271,54 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 }
 
 /* One frame (id) like perf script: address, symbol+offset, (object). */
+/* 8 hex digits of x (32 bits) as 8 bytes in memory order: each nibble
+ * spread to a byte, made a digit or a letter, all at once. */
+static uint64_t hex8(uint32_t x)
+{
+	uint64_t v = x, letters;
+
+	v = ((v & 0xffff0000ULL) << 16) | (v & 0xffffULL);
+	v = ((v & 0x0000ff000000ff00ULL) << 8) | (v & 0x000000ff000000ffULL);
+	v = ((v & 0x00f000f000f000f0ULL) << 4) | (v & 0x000f000f000f000fULL);
+	/* v's bytes: the nibbles, the most significant in the top byte */
+	letters = ((v + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+	v += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* Copy n bytes in 32-byte pieces: may copy up to 31 bytes more (the
+ * tails and the output keep that much room). */
+static void copy_over(char *d, const char *t, size_t n)
+{
+	for (size_t i = 0; i < n; i += 32)
+		memcpy(d + i, t + i, 32);
+}
+
+/* One frame (id) like perf script: address, symbol+offset, (object). */
 static int print_id(struct script *s, uint64_t ip, uint32_t id)
 {
 	const char *t;
 	size_t n, nz;
+	uint64_t hi, lo;
 	char *d;
 	int err;
 
-	if ((err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18)))
+	if ((err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18 + SLACK)))
 		return err;
 	/* "\t%16" PRIx64 " ": 16 digits, the leading zeros made spaces */
 	d = s->out + s->len;
+	hi = hex8((uint32_t)(ip >> 32));
+	lo = hex8((uint32_t)ip);
 	d[0] = '\t';
-	for (int k = 0; k < 8; k++)
-		memcpy(d + 1 + 2 * k, hex2 + ((ip >> (56 - 8 * k)) & 0xff) * 2, 2);
+	memcpy(d + 1, &hi, 8);
+	memcpy(d + 9, &lo, 8);
 	nz = ip ? (size_t)__builtin_clzll(ip) / 4 : 15;
 	memset(d + 1, ' ', nz);
 	d[17] = ' ';
-	memcpy(d + 18, t, n);
+	copy_over(d + 18, t, n);
 	s->len += n + 18;
 	return 0;
 }
