@@ -25,29 +25,21 @@ struct tail {
 	uint32_t off, len;	/* in tails; len 0: not formatted yet */
 };
 
-/* The frame ids of a run of return addresses (the ips after a context
+/* The lines of a run of return addresses (the ips after a context
  * marker's first one, which varies), by their words: a call path seen
- * before is not looked up address by address again.  User runs with the
- * pid and the generation of its mappings, kernel ones with the kernel
- * symbols' generation; bounded (emptied when full). */
-#define RUN_MAX_WORDS (1u << 20)
-
-struct run {
-	size_t off;		/* in rwords and rids */
-	uint32_t len;
-	uint32_t pid, gen;
-	bool kernel;
-};
+ * before is not looked up address by address again.  One arena of u64:
+ * per run, (len << 32 | pid), (gen << 1 | kernel), its words, and per word
+ * its frame's tail (offset << 32 | length).  User runs with the pid and
+ * the generation of its mappings, kernel ones with the kernel symbols'
+ * generation; bounded (emptied when full). */
+#define RUN_MAX (1u << 20)	/* u64 in the arena: 8 MiB */
 
 struct script {
 	struct pipeline *p;
 	bool all;
-	struct run *runs;
-	size_t nr_runs, cap_runs;
-	uint64_t *rwords;
-	uint32_t *rids;
-	size_t rlen, rwcap, ricap;
-	struct ds_itab run_tab;
+	uint64_t *ra;		/* the runs */
+	size_t ra_len, ra_cap;
+	struct ds_itab run_tab;	/* runs by hash: their offset in ra */
 	char *out;		/* OUT_CHUNK bytes and room for one line */
 	size_t len, cap;
 	struct tail *tails;	/* per frame id */
@@ -270,10 +262,9 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	return 0;
 }
 
-/* One frame (id) like perf script: address, symbol+offset, (object). */
 /* 8 hex digits of x (32 bits) as 8 bytes in memory order: each nibble
  * spread to a byte, made a digit or a letter, all at once. */
-static uint64_t hex8(uint32_t x)
+static inline uint64_t hex8(uint32_t x)
 {
 	uint64_t v = x, letters;
 
@@ -291,36 +282,69 @@ static uint64_t hex8(uint32_t x)
 
 /* Copy n bytes in 32-byte pieces: may copy up to 31 bytes more (the
  * tails and the output keep that much room). */
-static void copy_over(char *d, const char *t, size_t n)
+static inline void copy_over(char *d, const char *t, size_t n)
 {
 	for (size_t i = 0; i < n; i += 32)
 		memcpy(d + i, t + i, 32);
 }
 
-/* One frame (id) like perf script: address, symbol+offset, (object). */
-static int print_id(struct script *s, uint64_t ip, uint32_t id)
+/* "%16" PRIx64 of ip into d[0, 16): the digits, leading zeros made
+ * spaces (a zero keeps its last digit), by 8-byte words. */
+static inline void hex16(char *d, uint64_t ip)
 {
-	const char *t;
-	size_t n, nz;
-	uint64_t hi, lo;
+	uint64_t hi = hex8((uint32_t)(ip >> 32)), lo = hex8((uint32_t)ip);
+	unsigned nz = ip ? (unsigned)__builtin_clzll(ip) / 4 : 15;
+	const uint64_t sp = 0x2020202020202020ULL;
+
+	/* the first nz bytes in memory are spaces */
+	if (nz >= 8) {
+		hi = sp;
+		nz -= 8;
+		if (nz) {
+			uint64_t m = nz >= 8 ? ~0ULL : (((uint64_t)1 << (8 * nz)) - 1);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+			m = __builtin_bswap64(m);
+#endif
+			lo = (lo & ~m) | (sp & m);
+		}
+	} else if (nz) {
+		uint64_t m = ((uint64_t)1 << (8 * nz)) - 1;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+		m = __builtin_bswap64(m);
+#endif
+		hi = (hi & ~m) | (sp & m);
+	}
+	memcpy(d, &hi, 8);
+	memcpy(d + 8, &lo, 8);
+}
+
+/* One frame like perf script: address, then its tail t[0, n)
+ * ("symbol+offset (object)\n"), which has SLACK bytes after it. */
+static inline int print_line(struct script *s, uint64_t ip, const char *t, size_t n)
+{
 	char *d;
 	int err;
 
-	if ((err = frame_tail(s, id, &t, &n)) || (err = room(s, n + 18 + SLACK)))
+	if (s->len + n + 18 + SLACK > s->cap && (err = room(s, n + 18 + SLACK)))
 		return err;
-	/* "\t%16" PRIx64 " ": 16 digits, the leading zeros made spaces */
+	/* "\t%16" PRIx64 " " */
 	d = s->out + s->len;
-	hi = hex8((uint32_t)(ip >> 32));
-	lo = hex8((uint32_t)ip);
 	d[0] = '\t';
-	memcpy(d + 1, &hi, 8);
-	memcpy(d + 9, &lo, 8);
-	nz = ip ? (size_t)__builtin_clzll(ip) / 4 : 15;
-	memset(d + 1, ' ', nz);
+	hex16(d + 1, ip);
 	d[17] = ' ';
 	copy_over(d + 18, t, n);
 	s->len += n + 18;
 	return 0;
+}
+
+static int print_id(struct script *s, uint64_t ip, uint32_t id)
+{
+	const char *t;
+	size_t n;
+	int err = frame_tail(s, id, &t, &n);
+
+	return err ? err : print_line(s, ip, t, n);
 }
 
 static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
@@ -335,79 +359,80 @@ struct run_key {
 	const struct script *s;
 	const uint64_t *w;
 	size_t n;
-	uint32_t pid, gen;
-	bool kernel;
+	uint64_t h0, h1;	/* the two header words */
 };
 
-static bool run_is(uint32_t idx, const void *arg)
+static bool run_is(uint32_t off, const void *arg)
 {
 	const struct run_key *k = arg;
-	const struct run *r = &k->s->runs[idx];
+	const uint64_t *r = k->s->ra + off;
 
-	return r->len == k->n && r->pid == k->pid && r->gen == k->gen &&
-	       r->kernel == k->kernel && !memcmp(k->s->rwords + r->off, k->w, k->n * 8);
+	return r[0] == k->h0 && r[1] == k->h1 && !memcmp(r + 2, k->w, k->n * 8);
 }
 
 static void runs_clear(struct script *s)
 {
 	ds_itab_free(&s->run_tab);
-	s->nr_runs = 0;
-	s->rlen = 0;
+	s->ra_len = 0;
 }
 
 /* Print the n ips at w, all kernel ones or all user ones of pid. */
 static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t *w, size_t n)
 {
 	struct ds_symbols *sym = s->p->sym;
-	struct run_key k = { s, w, n, kernel ? 0 : pid, 0, kernel };
-	struct run *r;
-	uint64_t h;
+	struct run_key k = { s, w, n, 0, 0 };
+	uint32_t gen = kernel ? ds_symbols_kernel_gen(sym) : ds_symbols_user_gen(sym, pid);
+	uint64_t h, *r;
 	int64_t at;
+	size_t need = 2 + 2 * n;
 	int err;
 
-	k.gen = kernel ? ds_symbols_kernel_gen(sym) : ds_symbols_user_gen(sym, pid);
-	h = ds_hash_bytes(w, n * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ (uint64_t)kernel << 63;
+	if (kernel)
+		pid = 0;
+	k.h0 = (uint64_t)n << 32 | pid;
+	k.h1 = (uint64_t)gen << 1 | kernel;
+	h = ds_hash_bytes(w, n * 8) ^ k.h0 ^ k.h1 << 20;
 	at = ds_itab_get(&s->run_tab, h, run_is, &k);
 	if (at >= 0) {
-		const uint32_t *ids = s->rids + s->runs[at].off;
+		const uint64_t *tl = s->ra + at + 2 + n;
 
 		for (size_t i = 0; i < n; i++) {
-			if ((err = print_id(s, w[i], ids[i])))
+			if ((err = print_line(s, w[i], s->tstr + (tl[i] >> 32), (uint32_t)tl[i])))
 				return err;
 		}
 		return 0;
 	}
-	if (n > RUN_MAX_WORDS / 4) {
+	if (need > RUN_MAX / 4) {	/* too long to keep */
 		for (size_t i = 0; i < n; i++) {
-			if ((err = print_frame(s, &(struct ds_event){ .pid = pid }, w[i], kernel)))
+			uint32_t id;
+
+			if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
+			    (err = print_id(s, w[i], id)))
 				return err;
 		}
 		return 0;
 	}
-	if (s->rlen + n > RUN_MAX_WORDS)
+	if (s->ra_len + need > RUN_MAX)
 		runs_clear(s);
-	if ((err = ds_grow(&s->runs, &s->cap_runs, s->nr_runs + 1, sizeof(*s->runs))) ||
-	    (err = ds_grow(&s->rwords, &s->rwcap, s->rlen + n, sizeof(*s->rwords))) ||
-	    (err = ds_grow(&s->rids, &s->ricap, s->rlen + n, sizeof(*s->rids))))
+	if ((err = ds_grow(&s->ra, &s->ra_cap, s->ra_len + need, sizeof(*s->ra))))
 		return err;
+	r = s->ra + s->ra_len;
 	for (size_t i = 0; i < n; i++) {
+		const char *t;
+		size_t tn;
 		uint32_t id;
 
 		if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
-		    (err = print_id(s, w[i], id)))
+		    (err = frame_tail(s, id, &t, &tn)) || (err = print_line(s, w[i], t, tn)))
 			return err;
-		s->rids[s->rlen + i] = id;
+		r[2 + n + i] = (uint64_t)(t - s->tstr) << 32 | tn;
 	}
-	if ((err = ds_itab_put(&s->run_tab, h, (uint32_t)s->nr_runs)))
+	if ((err = ds_itab_put(&s->run_tab, h, (uint32_t)s->ra_len)))
 		return err;
-	r = &s->runs[s->nr_runs++];
-	r->off = s->rlen;
-	r->len = (uint32_t)n;
-	r->pid = k.pid;
-	r->gen = k.gen;
-	r->kernel = kernel;
-	memcpy(s->rwords + s->rlen, w, n * 8);
-	s->rlen += n;
+	r[0] = k.h0;
+	r[1] = k.h1;
+	memcpy(r + 2, w, n * 8);
+	s->ra_len += need;
 	return 0;
 }
 
@@ -618,8 +643,6 @@ int cmd_script(int argc, char **argv)
 	free(s.tails);
 	free(s.tstr);
 	runs_clear(&s);
-	free(s.runs);
-	free(s.rwords);
-	free(s.rids);
+	free(s.ra);
 	return err ? 1 : 0;
 }
