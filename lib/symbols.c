@@ -337,6 +337,30 @@ static bool is_space(char c)
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
+/* 1 to 16 plain hex digits at p, then a space: their value, *end after
+ * them; else *end NULL (strtoull decides). */
+static unsigned long long hex_prefix(const char *p, char **end)
+{
+	unsigned long long v = 0;
+	int n = 0;
+
+	for (;; n++) {
+		unsigned c = (unsigned char)p[n], d;
+
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v << 4 | d;
+	}
+	*end = n >= 1 && n <= 16 && is_space(p[n]) && !(n == 1 && p[0] == '0' &&
+							 (p[1] | 0x20) == 'x') ?
+	       (char *)(uintptr_t)(p + n) : NULL;
+	return v;
+}
+
 /* sscanf(line, "%llx %c %255s", addr, type, name) == 3, a few times
  * faster (a /proc/kallsyms has 200,000 lines). */
 static bool parse_kallsyms_line(const char *p, unsigned long long *addr, char *type,
@@ -353,7 +377,9 @@ static bool parse_kallsyms_line(const char *p, unsigned long long *addr, char *t
 	      (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
 		return false;
 	digits = p + (*p == '+' || *p == '-');
-	*addr = strtoull(p, &end, 16);
+	*addr = hex_prefix(p, &end);
+	if (!end)
+		*addr = strtoull(p, &end, 16);	/* signs, prefixes, overflow */
 	if (end == p)
 		return false;
 	if ((*end == 'x' || *end == 'X') && *digits == '0' && end == digits + 1)
@@ -466,8 +492,13 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	for (size_t i = 0; i < s->nr_ksyms; i++)
 		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	if (s->nr_ksyms)
-		qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+	/* /proc/kallsyms is mostly in address order already */
+	for (size_t i = 1; i < s->nr_ksyms; i++) {
+		if (cmp_sym(&s->ksyms[i - 1], &s->ksyms[i]) > 0) {
+			qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+			break;
+		}
+	}
 	return 0;
 }
 

@@ -20,6 +20,9 @@
  */
 #define OUT_CHUNK (1u << 17)
 #define SLACK 32		/* bytes copy_over() may copy past the end */
+/* a sample's first line besides comm and event name: the numbers (16-byte
+ * stores each), the status and cookie (under 200 bytes) */
+#define HEADER_ROOM 512
 
 struct tail {
 	uint32_t off, len;	/* in tails; len 0: not formatted yet */
@@ -155,16 +158,24 @@ static char *hex(char *end, uint64_t v)
 }
 
 /* printf's %<w>u (left: %-<w>u, zero: %0<w>u) of v. */
-static void put_u(struct script *s, uint64_t v, size_t w, bool left, bool zero)
+/* printf's %<w>u (left: %-<w>u, zero: %0<w>u) of v, w <= 16: the field
+ * is filled first (8-byte stores), the digits put in it. */
+static inline void put_u(struct script *s, uint64_t v, size_t w, bool left, bool zero)
 {
 	char b[20], *d = dec(b + sizeof(b), v);
 	size_t n = (size_t)(b + sizeof(b) - d);
+	uint64_t fill = zero ? 0x3030303030303030ULL : 0x2020202020202020ULL;
+	char *o = s->out + s->len;
 
-	if (!left && n < w)
-		put_c(s, zero ? '0' : ' ', w - n);
-	put(s, d, n);
-	if (left && n < w)
-		put_c(s, ' ', w - n);
+	if (n >= w) {
+		memcpy(o, d, n);
+		s->len += n;
+		return;
+	}
+	memcpy(o, &fill, 8);
+	memcpy(o + 8, &fill, 8);
+	memcpy(o + (left ? 0 : w - n), d, n);
+	s->len += w;
 }
 
 /* %#llx */
@@ -204,7 +215,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 {
 	const struct ds_sym_info *si;
 	struct tail *tl;
-	char off[16], *o;
+	char off[16], *o = off;
 	const char *name, *dso;
 	size_t nn, nd, no = 0, need;
 	int err;
@@ -499,7 +510,7 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 	comm = pipeline_comm(s->p, ev);
 	ncomm = strlen(comm);
 	event = event_of(s, ev, &nevent);
-	if ((err = room(s, ncomm + nevent + 160)))
+	if ((err = room(s, ncomm + nevent + HEADER_ROOM)))
 		return err;
 	put(s, comm, ncomm);
 	if (ncomm < 16)
