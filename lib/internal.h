@@ -80,7 +80,9 @@ int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
 /* What the frames of a chain depend on besides its words: the generation
  * of pid's mappings (0: none seen; changes with every MMAP, exec and fork
  * record of pid), and of the kernel symbols (changes when kallsyms are
- * loaded again).  The same words, pid and generations resolve alike. */
+ * loaded again, and when the mapping generations wrap: a cache keyed by
+ * generations is emptied when it changes).  The same words, pid and
+ * generations resolve alike. */
 uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
 uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
 /* Start loading what resolving user address ip of pid will read first (a

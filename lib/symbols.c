@@ -1182,7 +1182,9 @@ static uint32_t new_gen(struct ds_symbols *s)
 {
 	if (s->gen_seq == UINT32_MAX) {
 		/* wrapped (4 G mapping changes): forget every cached address
-		 * and number the mapsets again */
+		 * and number the mapsets again; the kernel generation changes
+		 * too, so that users' caches keyed by generations start over */
+		s->kgen++;
 		if (s->ua)
 			memset(s->ua, 0, s->cap_ua * sizeof(*s->ua));
 		s->nr_ua = 0;

@@ -42,6 +42,7 @@ struct script {
 	bool all;
 	uint64_t *ra;		/* the runs */
 	size_t ra_len, ra_cap;
+	uint32_t kgen;		/* the symbols' kernel generation of the runs */
 	struct ds_itab run_tab;	/* runs by hash: their offset in ra */
 	char *out;		/* OUT_CHUNK bytes and room for one line */
 	size_t len, cap;
@@ -392,12 +393,17 @@ static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t
 {
 	struct ds_symbols *sym = s->p->sym;
 	struct run_key k = { s, w, n, 0, 0 };
-	uint32_t gen = kernel ? ds_symbols_kernel_gen(sym) : ds_symbols_user_gen(sym, pid);
+	uint32_t kgen = ds_symbols_kernel_gen(sym);
+	uint32_t gen = kernel ? kgen : ds_symbols_user_gen(sym, pid);
 	uint64_t h, *r;
 	int64_t at;
 	size_t need = 2 + 2 * n;
 	int err;
 
+	if (kgen != s->kgen) {
+		runs_clear(s);	/* kallsyms loaded again, generations wrapped */
+		s->kgen = kgen;
+	}
 	if (kernel)
 		pid = 0;
 	k.h0 = (uint64_t)n << 32 | pid;
