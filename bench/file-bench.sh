@@ -15,7 +15,10 @@
 #
 #   bench/file-bench.sh       (make bench-file)
 #   env: BENCH_SAMPLES (1000000), BENCH_RUNS (3), BENCH_DIR (build/bench-file),
-#        BENCH_PERF_REPORT=0 (skip perf report --stdio: minutes, GBs),
+#        BENCH_PERF_REPORT=1 (also perf report --stdio: minutes and up to
+#        9 GB each; off by default, it once took the machine down),
+#        BENCH_VMEM_KB (8000000: ulimit -v of every command measured),
+#        BENCH_PERF_TIMEOUT (900: seconds, perf's commands under timeout),
 #        BENCH_FETCH_PERF7=1 (build the sid chroot if missing),
 #        BENCH_DS_BASE=PATH (also measure another deferstack binary, e.g. an
 #        older build, as ds-base-*: before/after figures in one run)
@@ -27,6 +30,10 @@ runs=${BENCH_RUNS:-3}
 dir=${BENCH_DIR:-$DS_BUILD/bench-file}
 p7root=$DS_BUILD/perf7-root
 ds=$root/out/deferstack
+perf_report=${BENCH_PERF_REPORT:-0}
+ptimeout="timeout ${BENCH_PERF_TIMEOUT:-900}"
+# perf report on a 1 M-sample file takes GBs (8.7 GB here): never unbounded
+ulimit -v "${BENCH_VMEM_KB:-8000000}" 2>/dev/null || true
 
 command -v /usr/bin/time > /dev/null || ds_need_pkgs time
 make -s -C "$root" out/deferstack out/bench/mkbench || exit 1
@@ -64,7 +71,7 @@ if [ -e "$p7root/.perf7-done" ] && chroot "$p7root" perf --version > /dev/null 2
 	for f in bench_workload libc.so.6 kallsyms classic.data deferred.data; do
 		ln -f "$dir/$f" "$p7root$dir/$f" 2>/dev/null || cp "$dir/$f" "$p7root$dir/$f"
 	done
-	perf7="chroot $p7root perf"
+	perf7="$ptimeout chroot $p7root perf"
 fi
 perf6=$(command -v perf || true)
 
@@ -110,16 +117,16 @@ for kind in classic deferred; do
 		measure "ds-base-script-$kind" "$BENCH_DS_BASE" script -i "$f" -k "$ks"
 	fi
 	if [ $kind = classic ] && [ -n "$perf6" ]; then
-		measure "perf6-script-$kind" "$perf6" script -i "$f" --kallsyms "$ks"
-		[ "${BENCH_PERF_REPORT:-1}" = 0 ] ||
-			measure "perf6-report-$kind" "$perf6" report --stdio -i "$f" --kallsyms "$ks"
+		measure "perf6-script-$kind" $ptimeout "$perf6" script -i "$f" --kallsyms "$ks"
+		[ "$perf_report" = 0 ] ||
+			measure "perf6-report-$kind" $ptimeout "$perf6" report --stdio -i "$f" --kallsyms "$ks"
 	fi
 	# --no-inline: sid's minbase root has no addr2line, and perf 7.x dies of
 	# SIGPIPE at its first inline lookup without it (perf 6.1 does not look
 	# inline frames up in script by default either)
 	if [ -n "$perf7" ]; then
 		measure "perf7-script-$kind" $perf7 script --no-inline -i "$f" --kallsyms "$ks"
-		[ "${BENCH_PERF_REPORT:-1}" = 0 ] ||
+		[ "$perf_report" = 0 ] ||
 			measure "perf7-report-$kind" $perf7 report --no-inline --stdio -i "$f" --kallsyms "$ks"
 	fi
 done
@@ -132,7 +139,7 @@ for kind in classic deferred; do
 	for n in ds-report-folded-$kind ds-script-$kind ${BENCH_DS_BASE:+ds-base-report-folded-$kind ds-base-script-$kind}; do
 		ratio "$n" "$ref"
 		[ $kind = classic ] && [ -n "$perf7" ] && ratio "$n" "perf7-script-$kind"
-		[ "${BENCH_PERF_REPORT:-1}" = 0 ] || ratio "$n" "${ref/script/report}"
+		[ "$perf_report" = 0 ] || ratio "$n" "${ref/script/report}"
 	done
 done
 exit 0

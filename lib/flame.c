@@ -26,7 +26,8 @@
 #define MIN_W 0.1	/* narrower frames are not drawn */
 
 struct fnode {
-	char *name;
+	const char *name;	/* the fold's */
+	uint32_t id;		/* its name id */
 	uint64_t value, start;	/* weight, and weight left of the box */
 	uint64_t samples, sstart;	/* the same in samples */
 	struct fnode **kids;
@@ -38,7 +39,6 @@ static void fnode_free(struct fnode *n)
 	for (size_t i = 0; i < n->nkids; i++)
 		fnode_free(n->kids[i]);
 	free(n->kids);
-	free(n->name);
 	free(n);
 }
 
@@ -64,13 +64,41 @@ int ds_fold_cmp_stacks(const char *a, const char *b)
 	}
 }
 
-static int cmp_entry(const void *a, const void *b)
+/* ds_fold_cmp_stacks() on the frames of two stacks where they first
+ * differ: names a and b, each followed by ';' (more frames) or the end. */
+static int cmp_frame(const unsigned char *a, bool amore, const unsigned char *b, bool bmore)
 {
-	return ds_fold_cmp_stacks(((const struct ds_fold_entry *)a)->key,
-				  ((const struct ds_fold_entry *)b)->key);
+	for (;; a++, b++) {
+		unsigned x = *a ? *a : amore ? ';' : 0, y = *b ? *b : bmore ? ';' : 0;
+
+		if (x == y) {
+			if (!*a || !*b)
+				return 0;	/* the same name: not two ids */
+			continue;
+		}
+		x = x == ';' ? 1 : x;
+		y = y == ';' ? 1 : y;
+		return x < y ? -1 : 1;
+	}
 }
 
-static struct fnode *fnode_child(struct fnode *n, const char *name, size_t l)
+static int cmp_entry(const void *pa, const void *pb, void *arg)
+{
+	const struct ds_fold *f = arg;
+	const struct ds_fold_entry *a = pa, *b = pb;
+	size_t n = a->nr < b->nr ? a->nr : b->nr;
+
+	for (size_t i = 0; i < n; i++) {
+		if (a->ids[i] != b->ids[i])
+			return cmp_frame((const unsigned char *)ds_fold_name(f, a->ids[i]),
+					 i + 1 < a->nr,
+					 (const unsigned char *)ds_fold_name(f, b->ids[i]),
+					 i + 1 < b->nr);
+	}
+	return a->nr < b->nr ? -1 : a->nr > b->nr;
+}
+
+static struct fnode *fnode_child(struct fnode *n, const char *name, uint32_t id)
 {
 	struct fnode *c;
 
@@ -78,18 +106,16 @@ static struct fnode *fnode_child(struct fnode *n, const char *name, size_t l)
 	 * last one */
 	if (n->nkids) {
 		c = n->kids[n->nkids - 1];
-		if (!strncmp(c->name, name, l) && !c->name[l])
+		if (c->id == id)
 			return c;
 	}
 	if (ds_grow(&n->kids, &n->ckids, n->nkids + 1, sizeof(*n->kids)))
 		return NULL;
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->name = malloc(l + 1))) {
-		free(c);
+	if (!c)
 		return NULL;
-	}
-	memcpy(c->name, name, l);
-	c->name[l] = 0;
+	c->name = name;
+	c->id = id;
 	n->kids[n->nkids++] = c;
 	return c;
 }
@@ -334,29 +360,26 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 	int err = 0, height, bottom;
 	double scale;
 
-	if (!v || !root || !(root->name = strdup("all"))) {
+	if (!v || !root) {
 		err = -ENOMEM;
 		goto out;
 	}
-	qsort(v, nr, sizeof(*v), cmp_entry);
+	root->name = "all";
+	root->id = UINT32_MAX;
+	qsort_r(v, nr, sizeof(*v), cmp_entry, (void *)f);
 	for (size_t i = 0; i < nr && !err; i++) {
 		struct fnode *n = root;
-		const char *p = v[i].key;
 
 		root->value += v[i].count;
 		root->samples += v[i].samples;
-		while (*p) {
-			const char *q = strchr(p, ';');
-			size_t l = q ? (size_t)(q - p) : strlen(p);
-
-			n = fnode_child(n, p, l);
+		for (size_t k = 0; k < v[i].nr; k++) {
+			n = fnode_child(n, ds_fold_name(f, v[i].ids[k]), v[i].ids[k]);
 			if (!n) {
 				err = -ENOMEM;
 				break;
 			}
 			n->value += v[i].count;
 			n->samples += v[i].samples;
-			p = q ? q + 1 : p + l;
 		}
 	}
 	if (err)

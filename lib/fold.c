@@ -1,5 +1,22 @@
 // SPDX-License-Identifier: MIT
-/* Folded stacks (the SVG flame graph: flame.c; the text report: ptext.c). */
+/*
+ * Folded stacks (the SVG flame graph: flame.c; the text report: ptext.c).
+ *
+ * Nothing is kept as text until it is written ("comm;root;...;leaf" strings
+ * of every distinct stack were most of report --folded's memory and a third
+ * of its time).  Frame names are interned once per fold (';' and newlines
+ * made ':'), runs of names as segments, and a stack is (comm, root marker,
+ * user segment, kernel segment): a stack's samples mostly differ in one of
+ * the two parts only.  Stacks are told apart by what they say, whatever
+ * their split: their hash is a polynomial one over the names, which
+ * segments combine, and stacks of equal hash are compared name by name.
+ *
+ * ds_fold_add_chain() turns a callchain into its two segments through a
+ * cache of the chains' words (with the pid and the generation of its
+ * mappings for the user part; bounded: emptied when full), so that a
+ * chain seen before costs two hash lookups, not one per frame; a chain not
+ * seen goes from the symbols' frame ids to name ids through an array.
+ */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -11,87 +28,375 @@
 #include "internal.h"
 #include "output.h"
 
-struct fent {
-	char *key;
-	size_t len;		/* strlen(key) */
-	uint64_t count;		/* weight (the samples' periods, or 1 each) */
-	uint64_t samples;	/* number of samples */
+#define HASH_B 0x100000001b3ULL	/* odd: powers never vanish mod 2^64 */
+#define RAW_MAX_WORDS (1u << 20)	/* the chain cache's words: 8 MiB at most */
+
+struct fname {
+	size_t off, len;	/* in names_str */
 };
 
-/* string -> counts: the library's hash table, keyed by the string's hash,
- * values struct fent with the string after them */
-struct smap {
-	struct ds_htab t;
+/* a sequence of name ids, root first */
+struct fseg {
+	uint64_t hash;		/* sum of (id + 1) * B^(len - 1 - i) */
+	uint64_t pw;		/* B^len */
+	size_t off;		/* in seg_ids */
+	uint32_t len;
+};
+
+/* comm, root marker, the user part (callers, then the leaf), the kernel
+ * part (callers, then the leaf): the leaf ips of samples vary a lot more
+ * than their callers' return addresses */
+struct fstack {
+	uint64_t count;		/* weight (the samples' periods, or 1 each) */
+	uint64_t samples;	/* number of samples */
+	uint32_t comm;		/* name id */
+	uint32_t root;		/* name id + 1, 0: none */
+	uint32_t useg;		/* segment */
+	uint32_t uleaf;		/* name id + 1, 0: none */
+	uint32_t kseg;
+	uint32_t kleaf;
+};
+
+/* a chain's words (user part: with pid and generation) -> its segment */
+struct fraw {
+	uint64_t ctx;		/* the context marker the words follow, or 0 */
+	size_t off;		/* in raw_words */
+	uint32_t len;
+	uint32_t pid, gen;
+	uint32_t seg;
+	bool kernel;
 };
 
 struct ds_fold {
-	struct smap stacks;
+	/* names: id -> string, interned by a hash of the string */
+	struct fname *names;
+	size_t nr_names, cap_names;
+	char *names_str;
+	size_t str_len, str_cap;
+	struct ds_itab name_tab;	/* name ids by hash */
+	/* segments, interned by their ids; segment 0 is the empty one */
+	struct fseg *segs;
+	size_t nr_segs, cap_segs;
+	uint32_t *seg_ids;
+	size_t ids_len, ids_cap;
+	struct ds_itab seg_tab;		/* segments by hash */
+	/* stacks */
+	struct fstack *stacks;
+	size_t nr_stacks, cap_stacks;
+	struct ds_itab stack_tab;	/* stacks by hash */
 	uint64_t total, samples;
-	char *buf;		/* the key being built, reused */
-	size_t cap;
+	/* scratch: a segment being built, a sanitized name, chain words */
+	uint32_t *cur;
+	size_t cur_cap;
+	char *tmp;
+	size_t tmp_cap;
+	uint64_t *words;
+	size_t words_cap;
+	/* ds_fold_add_chain: the ds_symbols used with this fold, its frame
+	 * ids -> name id + 1, the chain cache */
+	struct ds_symbols *sym;
+	uint32_t *chain_ids;
+	size_t chain_cap;
+	uint32_t *xl;
+	size_t xl_cap;
+	struct fraw *raw;
+	size_t nr_raw, cap_raw;
+	uint64_t *raw_words;
+	size_t raw_len, raw_cap;
+	struct ds_itab raw_tab;		/* fraw by hash */
+	uint32_t kgen;			/* the symbols' kernel generation cached */
+	/* comms seen lately and their name ids, by a hash of their text */
+	struct {
+		char text[24];	/* NUL-terminated; "" : free */
+		uint32_t id;
+	} comms[16];
 };
 
-struct skey {
-	const char *k;
+static const char *name_of(const struct ds_fold *f, uint32_t id, size_t *len)
+{
+	*len = f->names[id].len;
+	return f->names_str + f->names[id].off;
+}
+
+const char *ds_fold_name(const struct ds_fold *f, uint32_t id)
+{
+	size_t len;
+
+	return name_of(f, id, &len);
+}
+
+struct name_key {
+	const struct ds_fold *f;
+	const char *s;
 	size_t len;
 };
 
-static bool fent_is(const void *val, const void *arg)
+static bool name_is(uint32_t id, const void *arg)
 {
-	const struct fent *e = val;
-	const struct skey *k = arg;
+	const struct name_key *k = arg;
+	size_t len;
+	const char *s = name_of(k->f, id, &len);
 
-	return e->len == k->len && !memcmp(e->key, k->k, k->len);
+	return len == k->len && !memcmp(s, k->s, len);
 }
 
-/* 64-bit multiply-xorshift over 8-byte words (FNV-1a per byte was a tenth
- * of report --folded's time on long stacks) */
-static uint64_t hash_bytes(const char *p, size_t n)
+/* The id of name s (n bytes, ';' and newlines made ':' first). */
+static int name_id(struct ds_fold *f, const char *s, size_t n, uint32_t *id)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+	struct name_key k = { f, NULL, n };
+	int64_t at;
+	uint64_t h;
+	char *d;
+	int err;
 
-	for (; n >= 8; p += 8, n -= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 32;
+	if ((err = ds_grow(&f->tmp, &f->tmp_cap, n + 1, 1)))
+		return err;
+	d = f->tmp;
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i] == ';' || s[i] == '\n' ? ':' : s[i];
+	k.s = d;
+	h = ds_hash_bytes(d, n);
+	at = ds_itab_get(&f->name_tab, h, name_is, &k);
+	if (at >= 0) {
+		*id = (uint32_t)at;
+		return 0;
 	}
-	w = 0;
-	memcpy(&w, p, n);
-	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 29);
+	if (f->nr_names >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((err = ds_grow(&f->names, &f->cap_names, f->nr_names + 1, sizeof(*f->names))) ||
+	    (err = ds_grow(&f->names_str, &f->str_cap, f->str_len + n + 1, 1)))
+		return err;
+	memcpy(f->names_str + f->str_len, d, n);
+	f->names_str[f->str_len + n] = 0;
+	f->names[f->nr_names].off = f->str_len;
+	f->names[f->nr_names].len = n;
+	if ((err = ds_itab_put(&f->name_tab, h, (uint32_t)f->nr_names)))
+		return err;
+	f->str_len += n + 1;
+	*id = (uint32_t)f->nr_names++;
+	return 0;
 }
 
-static struct fent *smap_get(struct smap *m, const char *key, size_t klen, int *err)
+static int comm_id(struct ds_fold *f, const char *comm, uint32_t *id)
 {
-	struct skey sk = { key, klen };
-	uint64_t h = hash_bytes(key, klen);
-	struct fent *e;
+	size_t n;
+	unsigned k;
+	int err;
 
-	e = ds_htab_get(&m->t, h, fent_is, &sk);
-	if (e)
-		return e;
-	e = calloc(1, sizeof(*e) + klen + 1);
-	if (!e) {
-		*err = -ENOMEM;
-		return NULL;
+	if (!comm || !*comm)
+		comm = "[unknown]";
+	n = strlen(comm);
+	if (n >= sizeof(f->comms[0].text))
+		return name_id(f, comm, n, id);
+	k = (unsigned)(ds_hash_bytes(comm, n) % (sizeof(f->comms) / sizeof(f->comms[0])));
+	if (!memcmp(f->comms[k].text, comm, n + 1)) {
+		*id = f->comms[k].id;
+		return 0;
 	}
-	e->key = (char *)(e + 1);
-	e->len = klen;
-	memcpy(e->key, key, klen);
-	e->key[klen] = 0;
-	*err = ds_htab_put(&m->t, h, e);
-	if (*err) {
-		free(e);
-		return NULL;
+	err = name_id(f, comm, n, id);
+	if (!err) {
+		memcpy(f->comms[k].text, comm, n + 1);
+		f->comms[k].id = *id;
 	}
-	return e;
+	return err;
 }
 
-static void smap_free(struct smap *m)
+/* ---- segments */
+
+static const uint32_t *seg_ids(const struct ds_fold *f, uint32_t seg, size_t *len)
 {
-	for (size_t i = 0; i < m->t.cap; i++)
-		free(m->t.s[i].val);
-	ds_htab_free(&m->t);
+	*len = f->segs[seg].len;
+	return f->seg_ids + f->segs[seg].off;
+}
+
+struct seg_key {
+	const struct ds_fold *f;
+	const uint32_t *ids;
+	size_t n;
+};
+
+static bool seg_is(uint32_t seg, const void *arg)
+{
+	const struct seg_key *k = arg;
+	size_t len;
+	const uint32_t *ids = seg_ids(k->f, seg, &len);
+
+	return len == k->n && !memcmp(ids, k->ids, len * sizeof(*ids));
+}
+
+static int add_empty_seg(struct ds_fold *f)
+{
+	int err = ds_grow(&f->segs, &f->cap_segs, 1, sizeof(*f->segs));
+
+	if (err)
+		return err;
+	memset(f->segs, 0, sizeof(*f->segs));
+	f->segs[0].pw = 1;
+	f->nr_segs = 1;
+	return 0;
+}
+
+/* The segment of the n name ids at ids (root first). */
+static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *seg)
+{
+	struct seg_key k = { f, ids, n };
+	uint64_t hash = 0, pw = 1, h;
+	int64_t at;
+	struct fseg *sg;
+	int err;
+
+	if (!f->nr_segs && (err = add_empty_seg(f)))
+		return err;
+	if (!n) {
+		*seg = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		hash = hash * HASH_B + ids[i] + 1;
+		pw *= HASH_B;
+	}
+	h = ds_hash_bytes(ids, n * sizeof(*ids));
+	at = ds_itab_get(&f->seg_tab, h, seg_is, &k);
+	if (at >= 0) {
+		*seg = (uint32_t)at;
+		return 0;
+	}
+	if (n > UINT32_MAX || f->nr_segs >= UINT32_MAX - 1)
+		return -ENOMEM;
+	if ((err = ds_grow(&f->segs, &f->cap_segs, f->nr_segs + 1, sizeof(*f->segs))) ||
+	    (err = ds_grow(&f->seg_ids, &f->ids_cap, f->ids_len + n, sizeof(*f->seg_ids))))
+		return err;
+	sg = &f->segs[f->nr_segs];
+	sg->hash = hash;
+	sg->pw = pw;
+	sg->off = f->ids_len;
+	sg->len = (uint32_t)n;
+	memcpy(f->seg_ids + f->ids_len, ids, n * sizeof(*ids));
+	if ((err = ds_itab_put(&f->seg_tab, h, (uint32_t)f->nr_segs)))
+		return err;
+	f->ids_len += n;
+	*seg = (uint32_t)f->nr_segs++;
+	return 0;
+}
+
+/* ---- stacks */
+
+/* A stack as runs of name ids: comm, root, user callers, user leaf,
+ * kernel callers, kernel leaf. */
+struct view {
+	uint32_t one[4];	/* comm, root, user leaf, kernel leaf */
+	const uint32_t *run[6];
+	size_t len[6];
+	size_t total;
+};
+
+static void view_of(const struct ds_fold *f, const struct fstack *st, struct view *v)
+{
+	v->one[0] = st->comm;
+	v->one[1] = st->root - 1;
+	v->one[2] = st->uleaf - 1;
+	v->one[3] = st->kleaf - 1;
+	v->run[0] = &v->one[0];
+	v->len[0] = 1;
+	v->run[1] = &v->one[1];
+	v->len[1] = st->root != 0;
+	v->run[2] = seg_ids(f, st->useg, &v->len[2]);
+	v->run[3] = &v->one[2];
+	v->len[3] = st->uleaf != 0;
+	v->run[4] = seg_ids(f, st->kseg, &v->len[4]);
+	v->run[5] = &v->one[3];
+	v->len[5] = st->kleaf != 0;
+	v->total = 0;
+	for (int i = 0; i < 6; i++)
+		v->total += v->len[i];
+}
+
+/* Walk a view, name id by name id (at most total of them). */
+struct cursor {
+	const struct view *v;
+	size_t part, at;
+};
+
+static uint32_t cur_next(struct cursor *c)
+{
+	while (c->at >= c->v->len[c->part]) {
+		c->part++;
+		c->at = 0;
+	}
+	return c->v->run[c->part][c->at++];
+}
+
+static bool same_names(const struct ds_fold *f, const struct fstack *a, const struct fstack *b)
+{
+	struct view va, vb;
+	struct cursor ca = { &va, 0, 0 }, cb = { &vb, 0, 0 };
+
+	view_of(f, a, &va);
+	view_of(f, b, &vb);
+	if (va.total != vb.total)
+		return false;
+	for (size_t i = 0; i < va.total; i++) {
+		if (cur_next(&ca) != cur_next(&cb))
+			return false;
+	}
+	return true;
+}
+
+struct stack_key {
+	const struct ds_fold *f;
+	const struct fstack *st;
+};
+
+static bool stack_is(uint32_t idx, const void *arg)
+{
+	const struct stack_key *k = arg;
+	const struct fstack *st = &k->f->stacks[idx];
+
+	if (st->comm == k->st->comm && st->root == k->st->root && st->useg == k->st->useg &&
+	    st->uleaf == k->st->uleaf && st->kseg == k->st->kseg && st->kleaf == k->st->kleaf)
+		return true;
+	/* the same names split otherwise (or a hash collision) */
+	return same_names(k->f, st, k->st);
+}
+
+/* Count a sample of stack k (its counts 0): the hash is a polynomial one
+ * over its names, whatever their split in parts. */
+static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples,
+		     uint64_t count)
+{
+	struct stack_key sk = { f, k };
+	const struct fseg *u = &f->segs[k->useg], *ks = &f->segs[k->kseg];
+	uint64_t h = k->comm + 1;
+	int64_t at;
+	struct fstack *st;
+	int err;
+
+	if (k->root)
+		h = h * HASH_B + k->root;
+	h = h * u->pw + u->hash;
+	if (k->uleaf)
+		h = h * HASH_B + k->uleaf;
+	h = h * ks->pw + ks->hash;
+	if (k->kleaf)
+		h = h * HASH_B + k->kleaf;
+	at = ds_itab_get(&f->stack_tab, h, stack_is, &sk);
+	if (at < 0) {
+		if (f->nr_stacks >= UINT32_MAX - 1)
+			return -ENOMEM;
+		if ((err = ds_grow(&f->stacks, &f->cap_stacks, f->nr_stacks + 1,
+				   sizeof(*f->stacks))))
+			return err;
+		f->stacks[f->nr_stacks] = *k;
+		if ((err = ds_itab_put(&f->stack_tab, h, (uint32_t)f->nr_stacks)))
+			return err;
+		at = (int64_t)f->nr_stacks++;
+	}
+	st = &f->stacks[at];
+	st->count += count;
+	st->samples += samples;
+	f->total += count;
+	f->samples += samples;
+	return 0;
 }
 
 int ds_fold_new(struct ds_fold **out)
@@ -100,35 +405,34 @@ int ds_fold_new(struct ds_fold **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static void raw_clear(struct ds_fold *f)
+{
+	ds_itab_free(&f->raw_tab);
+	f->nr_raw = 0;
+	f->raw_len = 0;
+}
+
 void ds_fold_free(struct ds_fold *f)
 {
 	if (!f)
 		return;
-	smap_free(&f->stacks);
-	free(f->buf);
+	free(f->names);
+	free(f->names_str);
+	ds_itab_free(&f->name_tab);
+	free(f->segs);
+	free(f->seg_ids);
+	ds_itab_free(&f->seg_tab);
+	free(f->stacks);
+	ds_itab_free(&f->stack_tab);
+	free(f->cur);
+	free(f->tmp);
+	free(f->words);
+	free(f->chain_ids);
+	free(f->xl);
+	raw_clear(f);
+	free(f->raw);
+	free(f->raw_words);
 	free(f);
-}
-
-/* Append ";" (sep) and s, ';' and newlines in s made ':'. */
-static int append(struct ds_fold *f, size_t *len, const char *s, bool sep)
-{
-	size_t n = strlen(s);
-	int err = ds_grow(&f->buf, &f->cap, *len + n + 2, 1);
-	char *d;
-
-	if (err)
-		return err;
-	d = f->buf + *len;
-	if (sep)
-		*d++ = ';';
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		d[i] = c == ';' || c == '\n' ? ':' : c;
-	}
-	d[n] = 0;
-	*len += n + sep;
-	return 0;
 }
 
 int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
@@ -140,23 +444,209 @@ int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_frames *fr,
 			 uint64_t samples, uint64_t count)
 {
-	size_t len = 0;
-	struct fent *e;
+	struct fstack k = { 0 };
+	int err = ds_grow(&f->cur, &f->cur_cap, fr->nr + 1, sizeof(*f->cur));
+
+	if (!err)
+		err = comm_id(f, comm, &k.comm);
+	for (size_t i = 0; i < fr->nr && !err; i++)
+		err = name_id(f, fr->names[i], strlen(fr->names[i]), &f->cur[i]);
+	if (!err)
+		err = seg_id(f, f->cur, fr->nr, &k.useg);
+	return err ? err : add_stack(f, &k, samples, count);
+}
+
+/* The name id of the symbols' frame fid. */
+static int frame_name(struct ds_fold *f, uint32_t fid, uint32_t *id)
+{
 	int err;
 
-	err = append(f, &len, comm && *comm ? comm : "[unknown]", false);
-	for (size_t i = 0; i < fr->nr && !err; i++)
-		err = append(f, &len, fr->names[i], true);
-	if (!err) {
-		e = smap_get(&f->stacks, f->buf, len, &err);
-		if (e) {
-			e->count += count;
-			e->samples += samples;
-			f->total += count;
-			f->samples += samples;
+	if (fid >= f->xl_cap) {
+		size_t old = f->xl_cap;
+
+		if ((err = ds_grow(&f->xl, &f->xl_cap, (size_t)fid + 1, sizeof(*f->xl))))
+			return err;
+		memset(f->xl + old, 0, (f->xl_cap - old) * sizeof(*f->xl));
+	}
+	if (!f->xl[fid]) {
+		const struct ds_sym_info *si = ds_symbols_frame_info(f->sym, fid);
+
+		if (!si)
+			return -EINVAL;
+		if ((err = name_id(f, si->name, strlen(si->name), id)))
+			return err;
+		f->xl[fid] = *id + 1;
+	}
+	*id = f->xl[fid] - 1;
+	return 0;
+}
+
+/* The segment of a part of a chain (words as recorded, leaf first, after
+ * context marker ctx or 0), symbolized for pid. */
+static int resolve_seg(struct ds_fold *f, uint32_t pid, uint64_t ctx, const uint64_t *w,
+		       size_t nr, uint32_t *seg)
+{
+	struct ds_symbols *s = f->sym;
+	size_t n = 0;
+	int err;
+
+	err = ds_symbols_chain_ids(s, pid, ctx, w, nr, &f->chain_ids, &f->chain_cap, &n);
+	if (!err)
+		err = ds_grow(&f->cur, &f->cur_cap, n + 1, sizeof(*f->cur));
+	/* the chain is leaf first, segments root first */
+	for (size_t i = 0; i < n && !err; i++)
+		err = frame_name(f, f->chain_ids[n - 1 - i], &f->cur[i]);
+	return err ? err : seg_id(f, f->cur, n, seg);
+}
+
+struct raw_key {
+	const struct ds_fold *f;
+	const uint64_t *w;
+	size_t n;
+	uint64_t ctx;
+	uint32_t pid, gen;
+	bool kernel;
+};
+
+static bool raw_is(uint32_t idx, const void *arg)
+{
+	const struct raw_key *k = arg;
+	const struct fraw *r = &k->f->raw[idx];
+
+	return r->len == k->n && r->kernel == k->kernel && r->pid == k->pid && r->ctx == k->ctx &&
+	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
+}
+
+/* The segment of words w[0, nr) after context marker ctx (or 0), through
+ * the chain cache: a kernel part resolves alike in every process, a user
+ * part for pid while its mappings are unchanged.  The cookie after
+ * USER_DEFERRED (never symbolized) is not part of the key. */
+static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
+		   const uint64_t *w, size_t nr, uint32_t *seg)
+{
+	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
+	int64_t at;
+	uint64_t h;
+	struct fraw *r;
+	int err;
+
+	if (!nr) {
+		*seg = 0;
+		return f->nr_segs ? 0 : add_empty_seg(f);
+	}
+	if (!kernel)
+		k.gen = ds_symbols_user_gen(f->sym, pid);
+	for (size_t i = 0; i + 1 < nr; i++) {
+		if (w[i] == DS_CONTEXT_USER_DEFERRED) {
+			if ((err = ds_grow(&f->words, &f->words_cap, nr, sizeof(*w))))
+				return err;
+			memcpy(f->words, w, nr * sizeof(*w));
+			for (size_t j = i; j + 1 < nr; j++) {
+				if (f->words[j] == DS_CONTEXT_USER_DEFERRED)
+					f->words[++j] = 0;
+			}
+			k.w = f->words;
+			break;
 		}
 	}
-	return err;
+	h = ds_hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
+	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
+	if (at >= 0) {
+		*seg = f->raw[at].seg;
+		return 0;
+	}
+	err = resolve_seg(f, pid, ctx, w, nr, seg);
+	if (err || nr > RAW_MAX_WORDS / 4)
+		return err;
+	/* bounded: the cache starts again when full (only slower) */
+	if (f->raw_len + nr > RAW_MAX_WORDS)
+		raw_clear(f);
+	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
+	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + nr, sizeof(*f->raw_words)) ||
+	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
+		return 0;
+	r = &f->raw[f->nr_raw++];
+	r->ctx = ctx;
+	r->off = f->raw_len;
+	r->len = (uint32_t)nr;
+	r->pid = k.pid;
+	r->gen = k.gen;
+	r->seg = *seg;
+	r->kernel = kernel;
+	memcpy(f->raw_words + f->raw_len, k.w, nr * 8);
+	f->raw_len += nr;
+	return 0;
+}
+
+/* A part of a chain: a context marker and its leaf ip (resolved each
+ * time: it varies), then the callers (through the chain cache); or words
+ * that do not start so (all through the cache). */
+static int part(struct ds_fold *f, bool kernel, uint32_t pid, const uint64_t *w, size_t nr,
+		uint32_t *seg, uint32_t *leaf)
+{
+	uint32_t fid, id = 0;
+	int err;
+
+	*leaf = 0;
+	if (nr >= 2 && w[0] >= PERF_CONTEXT_MAX && w[0] != DS_CONTEXT_USER_DEFERRED &&
+	    w[1] < PERF_CONTEXT_MAX) {
+		err = ds_symbols_frame(f->sym, pid, w[1], w[0] == PERF_CONTEXT_KERNEL, &fid);
+		if (!err)
+			err = frame_name(f, fid, &id);
+		if (!err)
+			err = raw_seg(f, kernel, pid, w[0], w + 2, nr - 2, seg);
+		*leaf = id + 1;
+		return err;
+	}
+	return raw_seg(f, kernel, pid, 0, w, nr, seg);
+}
+
+int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
+		      uint32_t pid, const uint64_t *chain, uint64_t nr, const char *root,
+		      uint64_t samples, uint64_t count)
+{
+	struct fstack k = { 0 };
+	size_t u = 0;
+	bool kernel = false;
+	int err;
+
+	if (f->sym && f->sym != s)
+		return -EINVAL;
+	f->sym = s;
+	if (f->kgen != ds_symbols_kernel_gen(s)) {
+		raw_clear(f);	/* kallsyms loaded again */
+		f->kgen = ds_symbols_kernel_gen(s);
+	}
+	/*
+	 * Split at the first PERF_CONTEXT_USER: before it a kernel part if it
+	 * is PERF_CONTEXT_KERNEL and kernel ips only (a USER_DEFERRED and its
+	 * cookie at most), resolved alike in every process; otherwise the
+	 * whole chain is one part, resolved for pid.
+	 */
+	if (nr && chain[0] == PERF_CONTEXT_KERNEL) {
+		kernel = true;
+		for (u = 1; u < nr && chain[u] != PERF_CONTEXT_USER; u++) {
+			if (chain[u] == DS_CONTEXT_USER_DEFERRED)
+				u++;
+			else if (chain[u] >= PERF_CONTEXT_MAX)
+				kernel = false;
+		}
+		if (u > nr)
+			u = nr;
+	}
+	if (!kernel)
+		u = 0;
+	/* the user leaf's frame will be a cache miss: start it now */
+	if (u + 1 < nr && chain[u] == PERF_CONTEXT_USER && chain[u + 1] < PERF_CONTEXT_MAX)
+		ds_symbols_prefetch(s, pid, chain[u + 1]);
+	err = comm_id(f, comm, &k.comm);
+	if (!err && root && !(err = name_id(f, root, strlen(root), &k.root)))
+		k.root++;
+	if (!err)
+		err = part(f, true, pid, chain, u, &k.kseg, &k.kleaf);
+	if (!err)
+		err = part(f, false, pid, chain + u, nr - u, &k.useg, &k.uleaf);
+	return err ? err : add_stack(f, &k, samples, count);
 }
 
 uint64_t ds_fold_total(const struct ds_fold *f)
@@ -169,54 +659,144 @@ uint64_t ds_fold_samples(const struct ds_fold *f)
 	return f->samples;
 }
 
-static int cmp_key(const void *a, const void *b)
+/*
+ * The order of the keys "comm;root;...;leaf" by strcmp, without building
+ * them: names hold no ';', so the first frame that differs decides, as its
+ * two names, each followed by ';' (more frames) or NUL (the last one).
+ */
+static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b, bool bmore)
 {
-	return strcmp(((const struct fent *)a)->key, ((const struct fent *)b)->key);
+	size_t la, lb;
+	const unsigned char *sa = (const unsigned char *)name_of(f, a, &la);
+	const unsigned char *sb = (const unsigned char *)name_of(f, b, &lb);
+	size_t n = la < lb ? la : lb;
+	int c = memcmp(sa, sb, n);
+	unsigned ca, cb;
+
+	if (c)
+		return c < 0 ? -1 : 1;
+	ca = la > n ? sa[n] : amore ? ';' : 0;
+	cb = lb > n ? sb[n] : bmore ? ';' : 0;
+	return ca < cb ? -1 : ca > cb;
 }
 
-/* Dense sorted copy of the entries (keys shared, not owned). */
-static struct fent *sorted(const struct smap *m, int (*cmp)(const void *, const void *))
+static int cmp_key(const void *pa, const void *pb, void *arg)
 {
-	struct fent *v = malloc((m->t.used + 1) * sizeof(*v));
-	size_t n = 0;
+	const struct ds_fold *f = arg;
+	const struct fstack *x = &f->stacks[*(const uint32_t *)pa];
+	const struct fstack *y = &f->stacks[*(const uint32_t *)pb];
+	struct view vx, vy;
+	struct cursor cx = { &vx, 0, 0 }, cy = { &vy, 0, 0 };
+	size_t n;
 
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < m->t.cap; i++) {
-		if (m->t.s[i].val)
-			v[n++] = *(const struct fent *)m->t.s[i].val;
+	view_of(f, x, &vx);
+	view_of(f, y, &vy);
+	n = vx.total < vy.total ? vx.total : vy.total;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t a = cur_next(&cx), b = cur_next(&cy);
+
+		if (a != b)
+			return cmp_names(f, a, i + 1 < vx.total, b, i + 1 < vy.total);
 	}
-	qsort(v, n, sizeof(*v), cmp);
-	return v;
+	return vx.total < vy.total ? -1 : vx.total > vy.total;
+}
+
+/* Decimal digits of v before end: the first one. */
+static char *fmt_u64(char *end, uint64_t v)
+{
+	do {
+		*--end = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	return end;
 }
 
 int ds_fold_write(const struct ds_fold *f, FILE *out)
 {
-	struct fent *v = sorted(&f->stacks, cmp_key);
+	uint32_t *order = malloc((f->nr_stacks + 1) * sizeof(*order));
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	int err = 0;
 
-	if (!v)
+	if (!order || !buf) {
+		free(order);
+		free(buf);
 		return -ENOMEM;
-	for (size_t i = 0; i < f->stacks.t.used; i++)
-		fprintf(out, "%s %" PRIu64 "\n", v[i].key, v[i].count);
-	free(v);
-	return ds_stream_err(out);
+	}
+	for (size_t i = 0; i < f->nr_stacks; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, f->nr_stacks, sizeof(*order), cmp_key, (void *)f);
+	/* by hand into a buffer, written in big pieces */
+	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
+		const struct fstack *st = &f->stacks[order[i]];
+		struct view v;
+		struct cursor c = { &v, 0, 0 };
+		char num[20], *d = fmt_u64(num + sizeof(num), st->count);
+		size_t nd = (size_t)(num + sizeof(num) - d), need = nd + 2;
+
+		view_of(f, st, &v);
+		for (size_t k = 0; k < v.total; k++)
+			need += f->names[cur_next(&c)].len + 1;
+		if (len + need > cap) {
+			if (len && fwrite(buf, 1, len, out) != len)
+				break;
+			len = 0;
+			if (need > cap && (err = ds_grow(&buf, &cap, need, 1)))
+				break;
+		}
+		c.part = c.at = 0;
+		for (size_t k = 0; k < v.total; k++) {
+			size_t nl;
+			const char *nm = name_of(f, cur_next(&c), &nl);
+
+			if (k)
+				buf[len++] = ';';
+			memcpy(buf + len, nm, nl);
+			len += nl;
+		}
+		buf[len++] = ' ';
+		memcpy(buf + len, d, nd);
+		len += nd;
+		buf[len++] = '\n';
+	}
+	if (!err && len)
+		fwrite(buf, 1, len, out);
+	free(buf);
+	free(order);
+	return err ? err : ds_stream_err(out);
 }
 
 struct ds_fold_entry *ds_fold_entries(const struct ds_fold *f, size_t *n)
 {
-	struct ds_fold_entry *v = malloc((f->stacks.t.used + 1) * sizeof(*v));
+	size_t ids = 0, sz;
+	struct ds_fold_entry *v;
+	uint32_t *p;
 
 	*n = 0;
-	if (!v)
-		return NULL;
-	for (size_t i = 0; i < f->stacks.t.cap; i++) {
-		const struct fent *e = f->stacks.t.s[i].val;
+	for (size_t i = 0; i < f->nr_stacks; i++) {
+		const struct fstack *st = &f->stacks[i];
 
-		if (e) {
-			v[*n].key = e->key;
-			v[*n].count = e->count;
-			v[(*n)++].samples = e->samples;
-		}
+		ids += 1 + !!st->root + f->segs[st->useg].len + !!st->uleaf +
+		       f->segs[st->kseg].len + !!st->kleaf;
 	}
+	/* the entries, then their name ids: one block */
+	sz = (f->nr_stacks + 1) * sizeof(*v);
+	if (ids > (SIZE_MAX - sz) / sizeof(*p) || !(v = malloc(sz + ids * sizeof(*p))))
+		return NULL;
+	p = (uint32_t *)(void *)((char *)v + sz);
+	for (size_t i = 0; i < f->nr_stacks; i++) {
+		const struct fstack *st = &f->stacks[i];
+		struct view vw;
+		struct cursor c = { &vw, 0, 0 };
+
+		view_of(f, st, &vw);
+		v[i].ids = p;
+		v[i].nr = vw.total;
+		v[i].count = st->count;
+		v[i].samples = st->samples;
+		for (size_t k = 0; k < vw.total; k++)
+			*p++ = cur_next(&c);
+	}
+	*n = f->nr_stacks;
 	return v;
 }

@@ -93,3 +93,67 @@ void ds_htab_free(struct ds_htab *t)
 	t->s = NULL;
 	t->cap = t->used = 0;
 }
+
+/* ---- compact index table */
+
+static size_t ihome(const struct ds_itab *t, uint32_t tag)
+{
+	return (size_t)((tag * 0x9e3779b97f4a7c15ULL) >> 32) & (t->cap - 1);
+}
+
+int64_t ds_itab_get(const struct ds_itab *t, uint64_t hash, ds_ieq eq, const void *arg)
+{
+	uint32_t tag = (uint32_t)(ds_hash64(hash) >> 32);
+
+	if (!t->cap)
+		return -1;
+	for (size_t i = ihome(t, tag);; i = (i + 1) & (t->cap - 1)) {
+		const struct ds_islot *sl = &t->s[i];
+
+		if (!sl->val)
+			return -1;
+		if (sl->tag == tag && eq(sl->val - 1, arg))
+			return sl->val - 1;
+	}
+}
+
+static void iplace(struct ds_itab *t, uint32_t tag, uint32_t val)
+{
+	size_t i = ihome(t, tag);
+
+	while (t->s[i].val)
+		i = (i + 1) & (t->cap - 1);
+	t->s[i].tag = tag;
+	t->s[i].val = val;
+}
+
+int ds_itab_put(struct ds_itab *t, uint64_t hash, uint32_t idx)
+{
+	if (idx >= UINT32_MAX)
+		return -ENOMEM;
+	if ((t->used + 1) * 4 > t->cap * 3) {
+		struct ds_itab n = { NULL, t->cap ? t->cap * 2 : 64, t->used };
+
+		if (n.cap > ((size_t)1 << 32) || n.cap > SIZE_MAX / sizeof(*n.s))
+			return -ENOMEM;
+		n.s = calloc(n.cap, sizeof(*n.s));
+		if (!n.s)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (t->s[i].val)
+				iplace(&n, t->s[i].tag, t->s[i].val);
+		}
+		free(t->s);
+		*t = n;
+	}
+	iplace(t, (uint32_t)(ds_hash64(hash) >> 32), idx + 1);
+	t->used++;
+	return 0;
+}
+
+void ds_itab_free(struct ds_itab *t)
+{
+	free(t->s);
+	t->s = NULL;
+	t->cap = t->used = 0;
+}

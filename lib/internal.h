@@ -36,6 +36,23 @@ static inline uint64_t ds_hash64(uint64_t x)
 	return x;
 }
 
+/* 64-bit multiply-xorshift over 8-byte words, for byte keys */
+static inline uint64_t ds_hash_bytes(const void *v, size_t n)
+{
+	const unsigned char *p = v;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n, w;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, p, n);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 29);
+}
+
 static inline uint64_t ds_hash_str(const char *s)
 {
 	uint64_t h = 1469598103934665603ULL;
@@ -51,6 +68,26 @@ static inline uint64_t ds_hash_str(const char *s)
  * or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices; *is_chr set
  * for a character device).  lib/symbols.c. */
 int ds_open_regular(const char *path, bool *is_chr);
+
+struct ds_symbols;
+/* ds_symbolize_chain()'s frames as frame ids (ds_symbols_frame()), in the
+ * chain's order (leaf first), into *ids (grown, *cap elements); *n set.
+ * ctx: the context marker the words follow (PERF_CONTEXT_KERNEL, _USER...),
+ * 0 if none.  0 or -ENOMEM.  lib/symbols.c. */
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
+			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
+			 size_t *n);
+/* What the frames of a chain depend on besides its words: the generation
+ * of pid's mappings (0: none seen; changes with every MMAP, exec and fork
+ * record of pid), and of the kernel symbols (changes when kallsyms are
+ * loaded again, and when the mapping generations wrap: a cache keyed by
+ * generations is emptied when it changes).  The same words, pid and
+ * generations resolve alike. */
+uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
+uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
+/* Start loading what resolving user address ip of pid will read first (a
+ * cache miss when addresses are many): call it some work before. */
+void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip);
 
 /*
  * libbpf-style options: copy the caller's struct of size sz (its
@@ -83,6 +120,64 @@ static inline int ds_stream_err(FILE *f)
 	if (fflush(f) != 0)
 		return errno ? -errno : -EIO;
 	return ferror(f) ? -EIO : 0;
+}
+
+/*
+ * Freed blocks kept for reuse (records queued and released by the million:
+ * the merge's copies, the stitcher's pending samples): a free list per
+ * 64-byte size class up to 4 KiB, 4 MiB kept at most; other sizes go to
+ * malloc.  Blocks are malloc'd: free() takes any of them.
+ */
+#define DS_RC_CLASSES 64
+#define DS_RC_KEEP (4u << 20)
+
+struct ds_recycle {
+	void *head[DS_RC_CLASSES];
+	size_t kept;		/* bytes */
+};
+
+static inline void *ds_rc_alloc(struct ds_recycle *r, size_t size)
+{
+	size_t c = (size + 63) / 64;
+	void *p;
+
+	if (!c || c > DS_RC_CLASSES)
+		return malloc(size);
+	p = r->head[c - 1];
+	if (!p)
+		return malloc(c * 64);
+	memcpy(&r->head[c - 1], p, sizeof(void *));
+	r->kept -= c * 64;
+	return p;
+}
+
+/* p: a block of ds_rc_alloc(r, size), or NULL. */
+static inline void ds_rc_free(struct ds_recycle *r, void *p, size_t size)
+{
+	size_t c = (size + 63) / 64;
+
+	if (!p)
+		return;
+	if (!c || c > DS_RC_CLASSES || r->kept + c * 64 > DS_RC_KEEP) {
+		free(p);
+		return;
+	}
+	memcpy(p, &r->head[c - 1], sizeof(void *));
+	r->head[c - 1] = p;
+	r->kept += c * 64;
+}
+
+static inline void ds_rc_destroy(struct ds_recycle *r)
+{
+	for (size_t c = 0; c < DS_RC_CLASSES; c++) {
+		while (r->head[c]) {
+			void *p = r->head[c];
+
+			memcpy(&r->head[c], p, sizeof(void *));
+			free(p);
+		}
+	}
+	r->kept = 0;
 }
 
 /* Grow *buf (element size esz) to hold at least need elements. */

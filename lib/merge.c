@@ -53,6 +53,7 @@ struct ds_merge {
 	uint64_t max_time_cur, max_time_prev, watermark;
 	bool flushing;
 	struct ds_merge_node *out;	/* last released node, freed on next pop */
+	struct ds_recycle rc;		/* nodes for reuse */
 	uint64_t nr_out_of_order;	/* records older than an already released one */
 	uint64_t last_released;
 };
@@ -107,6 +108,7 @@ void ds_merge_free(struct ds_merge *m)
 	free(m->q);
 	free(m->heap);
 	free(m->out);
+	ds_rc_destroy(&m->rc);
 	free(m);
 }
 
@@ -203,6 +205,11 @@ static int heap_add(struct ds_merge *m, struct ds_merge_node *n, uint32_t cpu, s
 	return 0;
 }
 
+static size_t node_size(uint16_t rec_size)
+{
+	return sizeof(struct ds_merge_node) + ((rec_size + 7u) & ~7u);
+}
+
 int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint64_t time,
 		  uint32_t cpu)
 {
@@ -217,7 +224,7 @@ int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint6
 	if (err)
 		return err;
 	q = &m->q[qi];
-	n = malloc(sizeof(*n) + ((rec->size + 7u) & ~7u));
+	n = ds_rc_alloc(&m->rc, node_size(rec->size));
 	if (!n)
 		return -ENOMEM;
 	n->time = time;
@@ -238,7 +245,7 @@ int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint6
 		err = heap_add(m, n, (uint32_t)qi, LATE);
 	}
 	if (err) {
-		free(n);
+		ds_rc_free(&m->rc, n, node_size(rec->size));
 		return err;
 	}
 	m->pending++;
@@ -263,8 +270,12 @@ int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec)
 	struct ds_merge_ent *top;
 	struct ds_merge_node *n;
 
-	free(m->out);
-	m->out = NULL;
+	if (m->out) {
+		const struct perf_event_header *h = (const void *)m->out->data;
+
+		ds_rc_free(&m->rc, m->out, node_size(h->size));
+		m->out = NULL;
+	}
 	if (!m->pending || !m->nr_heap)
 		return 0;
 	top = &m->heap[0];

@@ -11,13 +11,16 @@
 struct ds_fold;
 
 struct ds_fold_entry {
-	const char *key;	/* "comm;root;...;leaf", owned by the fold */
+	const uint32_t *ids;	/* name ids: comm, root, ..., leaf; owned by the fold */
+	size_t nr;
 	uint64_t count;		/* weight: the samples' periods, or 1 each */
 	uint64_t samples;	/* number of samples */
 };
 
 /* Dense copy of the fold's stacks, unsorted (free() it), or NULL (-ENOMEM). */
 struct ds_fold_entry *ds_fold_entries(const struct ds_fold *f, size_t *n);
+/* The name of a name id (';' and newlines made ':'), owned by the fold. */
+const char *ds_fold_name(const struct ds_fold *f, uint32_t id);
 
 /* Write s as XML text (escaped, control characters dropped, invalid UTF-8
  * bytes as '?'), at most max characters (UTF-8 sequences count one). */

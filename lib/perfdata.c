@@ -59,8 +59,16 @@ struct ds_reader {
 	size_t id_sample_off;	/* byte offset of the id in a sample */
 	size_t id_other_back;	/* ... in other records, from their end */
 	struct ds_htab ids;	/* id -> attr index + 1 (the first attr wins) */
-	uint8_t *buf;		/* current record, 8-byte aligned */
+	/* the last id looked up and its attr index + 1 (records come in runs
+	 * of one event): a cache, so written by the const lookups too */
+	struct { uint64_t id; uintptr_t ai; } *last_id;
+	uint8_t *buf;		/* a record copied to be 8-byte aligned */
 	size_t buf_cap;
+	/* the data read ahead: rb[rpos, rend) (big reads, records used in
+	 * place; a stream is read as it comes) */
+	uint8_t *rb;
+	size_t rpos, rend, rcap;
+	bool rerror;		/* a read failed */
 	bool unfinished;
 	uint64_t trailing;
 	struct ds_build_id *build_ids;
@@ -81,6 +89,7 @@ enum {
 #define MAX_ATTRS 4096
 #define MAX_IDS (1u << 20)
 #define MAX_ATTR_SIZE 4096
+#define RB_SIZE (1u << 20)	/* read-ahead: bigger than any record (64 KiB) */
 
 static int rerr(struct ds_reader *r, int err, const char *fmt, ...)
 {
@@ -253,6 +262,7 @@ out:
  * wins), so that a record's attr is found in O(1). */
 static int index_ids(struct ds_reader *r, size_t i)
 {
+	r->last_id->ai = 0;	/* ids change: forget */
 	for (size_t k = 0; k < r->attrs[i].nr_ids; k++) {
 		uint64_t id = r->attrs[i].ids[k];
 		int err;
@@ -436,8 +446,12 @@ static int reader_start(struct ds_reader *r, int fd, const char *name, bool by_p
 	r->file_size = r->stream ? UINT64_MAX : (uint64_t)st.st_size;
 	r->buf_cap = 65536;
 	r->buf = malloc(r->buf_cap);
-	if (!r->buf)
+	r->rcap = RB_SIZE;
+	r->rb = malloc(r->rcap);
+	if (!r->buf || !r->rb)
 		return -ENOMEM;
+	if (r->stream)
+		setvbuf(r->f, NULL, _IOFBF, 65536);
 	memset(magic_size, 0, sizeof(magic_size));
 	{
 		size_t got = fread(magic_size, 1, sizeof(magic_size), r->f);
@@ -500,6 +514,10 @@ int ds_reader_open_fd(struct ds_reader **out, int fd, const char *name,
 		return err;
 	}
 	r = calloc(1, sizeof(*r));
+	if (r && !(r->last_id = calloc(1, sizeof(*r->last_id)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r) {
 		close(fd);
 		return -ENOMEM;
@@ -518,6 +536,10 @@ int ds_reader_open(struct ds_reader **out, const char *path,
 	if (err)
 		return err;
 	r = calloc(1, sizeof(*r));
+	if (r && !(r->last_id = calloc(1, sizeof(*r->last_id)))) {
+		free(r);
+		r = NULL;
+	}
 	if (!r)
 		return -ENOMEM;
 	snprintf(r->name, sizeof(r->name), "%s", path);
@@ -543,7 +565,9 @@ void ds_reader_close(struct ds_reader *r)
 	}
 	free(r->attrs);
 	ds_htab_free(&r->ids);
+	free(r->last_id);
 	free(r->buf);
+	free(r->rb);
 	for (size_t i = 0; i < r->nr_build_ids; i++)
 		free(r->build_ids[i].path);
 	free(r->build_ids);
@@ -606,15 +630,44 @@ static int pipe_event_update(struct ds_reader *r, const uint8_t *b, size_t len)
 	return r->attrs[ai - 1].name ? 0 : -ENOMEM;
 }
 
+/* At least n (<= rcap) bytes at rb + rpos if the input has them: the
+ * number there (less: the end of the input, or a read error, rerror). */
+static size_t want(struct ds_reader *r, size_t n)
+{
+	size_t have = r->rend - r->rpos;
+
+	while (have < n && !r->rerror) {
+		size_t ask, got;
+
+		if (r->rpos) {
+			memmove(r->rb, r->rb + r->rpos, have);
+			r->rpos = 0;
+			r->rend = have;
+		}
+		/* a regular file in big pieces; a stream only what is needed,
+		 * as it comes */
+		ask = r->stream ? n - have : r->rcap - r->rend;
+		got = fread(r->rb + r->rend, 1, ask, r->f);
+		r->rend += got;
+		have += got;
+		if (got < ask) {
+			r->rerror = ferror(r->f);
+			break;
+		}
+	}
+	return have < n ? have : n;
+}
+
 /* Read and drop n bytes that follow a record (pipe mode payloads). */
 static int skip_bytes(struct ds_reader *r, uint64_t n)
 {
 	while (n) {
-		size_t k = n < r->buf_cap ? (size_t)n : r->buf_cap;
+		size_t k = want(r, n < r->rcap ? (size_t)n : r->rcap);
 
-		if (fread(r->buf, 1, k, r->f) != k)
+		if (!k)
 			return rerr(r, -EINVAL, "truncated payload at data offset %llu",
 				    (unsigned long long)r->pos);
+		r->rpos += k;
 		r->pos += k;
 		n -= k;
 	}
@@ -627,6 +680,7 @@ static int read_record(struct ds_reader *r, const struct perf_event_header **rec
 	uint64_t left = r->data_size - r->pos;
 	bool cut_ok = r->unfinished || r->pipe;	/* the writer may have been killed */
 	size_t got;
+	const uint8_t *p;
 
 	if (left == 0)
 		return 0;
@@ -635,16 +689,17 @@ static int read_record(struct ds_reader *r, const struct perf_event_header **rec
 	if (left < sizeof(h))
 		return rerr(r, -EINVAL, "truncated record header at data offset %llu",
 			    (unsigned long long)r->pos);
-	got = fread(&h, 1, sizeof(h), r->f);
-	if (got == 0 && r->stream && !ferror(r->f))
-		return 0;	/* end of the stream */
-	if (got != sizeof(h) && r->stream && !ferror(r->f)) {
+	got = want(r, sizeof(h));
+	if (got == 0 && r->stream && !r->rerror)
+		return 0;	/* the end of the stream */
+	if (got != sizeof(h) && r->stream && !r->rerror) {
 		left = got;
 		goto cut;
 	}
 	if (got != sizeof(h))
 		return rerr(r, -EIO, "read error at data offset %llu",
 			    (unsigned long long)r->pos);
+	memcpy(&h, r->rb + r->rpos, sizeof(h));
 	if (cut_ok && !r->pipe && (h.size < sizeof(h) || h.size > left))
 		goto cut;
 	if (h.size < sizeof(h))
@@ -659,17 +714,22 @@ static int read_record(struct ds_reader *r, const struct perf_event_header **rec
 			    "record of size %u at data offset %llu runs past the data "
 			    "section (%llu bytes left): truncated?", h.size,
 			    (unsigned long long)r->pos, (unsigned long long)left);
-	memcpy(r->buf, &h, sizeof(h));
-	got = fread(r->buf + sizeof(h), 1, h.size - sizeof(h), r->f);
-	if (got != h.size - sizeof(h)) {
-		if (ferror(r->f))
+	got = want(r, h.size);
+	if (got != h.size) {
+		if (r->rerror)
 			return rerr(r, -EIO, "read error at data offset %llu",
 				    (unsigned long long)r->pos);
-		left = sizeof(h) + got;
+		left = got;
 		goto cut;
 	}
+	p = r->rb + r->rpos;
+	if ((uintptr_t)p & 7) {		/* sizes not multiples of 8: copied */
+		memcpy(r->buf, p, h.size);
+		p = r->buf;
+	}
+	r->rpos += h.size;
 	r->pos += h.size;
-	*rec = (const void *)r->buf;
+	*rec = (const void *)p;
 	return 1;
 cut:
 	/* a killed writer: a cut (or never written) last record ends the data */
@@ -779,7 +839,13 @@ const struct ds_attr *ds_reader_attr_of(const struct ds_reader *r,
 		id = ds_rd64((const uint8_t *)rec + rec->size - r->id_other_back);
 	else
 		return &r->attrs[0];
-	ai = (uintptr_t)ds_htab_get(&r->ids, id, NULL, NULL);
+	if (r->last_id->ai && r->last_id->id == id) {
+		ai = r->last_id->ai;
+	} else {
+		ai = (uintptr_t)ds_htab_get(&r->ids, id, NULL, NULL);
+		r->last_id->id = id;
+		r->last_id->ai = ai;
+	}
 	return ai ? &r->attrs[ai - 1] : &r->attrs[0];
 }
 

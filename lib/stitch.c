@@ -19,8 +19,8 @@
 
 struct pend {
 	struct pend *next;
-	uint64_t sample_type;
 	uint64_t time;
+	struct ds_event ev;	/* as parsed; its pointers moved to data */
 	uint64_t data[];
 };
 
@@ -44,6 +44,7 @@ struct ds_stitcher {
 	uint64_t *chain_buf;
 	size_t chain_cap;
 	struct ds_stitch_stats st;
+	struct ds_recycle rc;	/* pending samples' blocks for reuse */
 };
 
 int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts)
@@ -94,6 +95,7 @@ void ds_stitch_free(struct ds_stitcher *s)
 	}
 	ds_htab_free(&s->tasks);
 	free(s->chain_buf);
+	ds_rc_destroy(&s->rc);
 	free(s);
 }
 
@@ -177,6 +179,11 @@ static int emit_deferred(struct ds_stitcher *s, const struct ds_event *ev,
 }
 
 /* Pop the oldest pending sample of t and emit it. */
+static size_t pend_size(uint16_t rec_size)
+{
+	return sizeof(struct pend) + ((rec_size + 7u) & ~7u);
+}
+
 static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t *ips,
 		       size_t nr_ips, enum ds_unmatched_reason why)
 {
@@ -191,10 +198,11 @@ static int pop_pending(struct ds_stitcher *s, struct ds_task *t, const uint64_t 
 	t->npend--;
 	s->pending_total--;
 	memcpy(&h, p->data, sizeof(h));
-	err = ds_event_parse(p->data, h.size, p->sample_type, false, &ev);
-	if (!err)
-		err = emit_deferred(s, &ev, ips, nr_ips, false, why);
-	free(p);
+	ev = p->ev;
+	ev.hdr = (const void *)p->data;
+	ev.chain = (const uint64_t *)(const void *)((const uint8_t *)p->data + ev.chain_off + 8);
+	err = emit_deferred(s, &ev, ips, nr_ips, false, why);
+	ds_rc_free(&s->rc, p, pend_size(h.size));
 	return err;
 }
 
@@ -231,12 +239,12 @@ static int on_deferred_sample(struct ds_stitcher *s, const struct ds_event *ev)
 		if (err)
 			return err;
 	}
-	p = malloc(sizeof(*p) + ((ev->size + 7u) & ~7u));
+	p = ds_rc_alloc(&s->rc, pend_size(ev->size));
 	if (!p)
 		return -ENOMEM;
 	p->next = NULL;
-	p->sample_type = ev->sample_type;
 	p->time = ev->time;
+	p->ev = *ev;	/* a sample: only hdr and chain point into the record */
 	memcpy(p->data, ev->hdr, ev->size);
 	if (t->pt)
 		t->pt->next = p;

@@ -12,6 +12,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@
 #include "internal.h"
 
 struct sym {
-	uint64_t start, size;
+	uint64_t start;
 	const char *name;
 };
 
@@ -31,12 +32,20 @@ struct seg {
 	uint64_t offset, filesz, vaddr;
 };
 
-/* va -> resolved name, per dso: entries in an array, found through the
- * library's hash table (value: index + 1); names owned by the dso */
-struct symc {
-	uint64_t va;
-	const char *name;	/* NULL: no symbol */
-	uint64_t sym_off;
+/*
+ * libdwfl's dwfl_module_addrinfo() looks at every symbol of the table for
+ * each address.  Its answer only depends on comparisons of the address with
+ * the symbols' addresses and ends (and with the sections' bounds), so it is
+ * the same symbol for every address between two consecutive such
+ * "breakpoints": after DIRECT_LOOKUPS addresses of an object, it is asked
+ * once per interval.
+ */
+#define DIRECT_LOOKUPS 32
+
+struct symiv {
+	const char *name;	/* demangled; NULL: no symbol */
+	uint64_t value, size;	/* the symbol's address and size */
+	bool done;
 };
 
 struct dso {
@@ -51,9 +60,12 @@ struct dso {
 	size_t nr_segs;
 	unsigned char build_id[DS_BUILD_ID_MAX];
 	size_t build_id_len;
-	struct symc *cache;
-	size_t cache_nr, cache_cap;
-	struct ds_htab cache_by_va;	/* va -> cache index + 1 */
+	uint64_t *bps;		/* breakpoints of the symbol table, sorted */
+	size_t nr_bps;
+	struct symiv *ivs;	/* nr_bps + 1 intervals: [bps[i - 1], bps[i]) */
+	unsigned direct;	/* addresses asked before the intervals */
+	bool ivs_tried;
+	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 };
@@ -65,6 +77,7 @@ struct map {
 
 struct mapset {
 	uint32_t pid;
+	uint32_t gen;		/* changed by every MMAP, exec and fork; not 0 */
 	struct map *maps;
 	size_t nr, cap;
 };
@@ -74,11 +87,50 @@ struct comm {
 	char name[16];
 };
 
+/*
+ * Frames: what addresses resolve to (struct ds_sym_info, map fields 0),
+ * interned per object and file offset (user), per address (kernel), and one
+ * for "no mapping"; ids are dense and stay valid until ds_symbols_free().
+ * A user address is found through a cache of (pid, ip) -> frame, valid
+ * while its process's mappings are unchanged (the mapset's generation), so
+ * that each distinct address is resolved once.
+ */
+#define FRAME_CHUNK_BITS 10
+#define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
+#define NO_MAP UINT32_MAX
+#define STR_BLOCK 65536
+
+/* a slot of the (pid, ip) -> frame table: open addressing, linear probing,
+ * entries inline (the library's ds_htab would add an indirection and a
+ * callback per probe: this is looked up for every frame of every sample) */
+struct uaddr {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t gen;		/* the mapset's generation when resolved; 0: free */
+	uint32_t frame;
+	uint32_t map;		/* index of the mapping in the mapset, or NO_MAP */
+};
+
 struct ds_symbols {
 	struct sym *ksyms;
 	size_t nr_ksyms;
 	char *kstrs;
+	char **old_kstrs;	/* of kallsyms loaded before: frames name them */
+	size_t nr_old_kstrs;
 	uint64_t ktext;
+	struct ds_sym_info **fchunks;	/* frames, FRAME_CHUNK per chunk */
+	size_t nr_frames, cap_fchunks;
+	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
+	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
+	struct uaddr *ua;	/* (pid, user ip) -> frame */
+	size_t nr_ua, cap_ua;	/* cap_ua: 0 or a power of two */
+	unsigned ua_shift;	/* 64 - log2(cap_ua) */
+	uint32_t gen_seq;	/* the last mapset generation given */
+	uint32_t kgen;		/* kallsyms (re)loads */
+	struct mapset *last_ms;	/* the last process looked up */
+	struct comm *last_comm;	/* the last task's comm looked up */
+	char **sblocks;		/* names made up for frames ("[dso+0xoff]") */
+	size_t nr_sblocks, cap_sblocks, sblock_used, sblock_size;
 	struct dso **dsos;
 	size_t nr_dsos, cap_dsos;
 	struct ds_htab dso_by_path;	/* struct dso, key: hash of the path */
@@ -201,8 +253,9 @@ static void dso_free(struct dso *d)
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
-	free(d->cache);
-	ds_htab_free(&d->cache_by_va);
+	free(d->bps);
+	free(d->ivs);
+	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -214,6 +267,17 @@ void ds_symbols_free(struct ds_symbols *s)
 		return;
 	free(s->ksyms);
 	free(s->kstrs);
+	for (size_t i = 0; i < s->nr_old_kstrs; i++)
+		free(s->old_kstrs[i]);
+	free(s->old_kstrs);
+	for (size_t i = 0; i < s->cap_fchunks; i++)
+		free(s->fchunks[i]);
+	free(s->fchunks);
+	ds_htab_free(&s->kframes);
+	free(s->ua);
+	for (size_t i = 0; i < s->nr_sblocks; i++)
+		free(s->sblocks[i]);
+	free(s->sblocks);
 	for (size_t i = 0; i < s->nr_dsos; i++)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
@@ -268,6 +332,91 @@ int ds_open_regular(const char *path, bool *is_chr)
 	return fd;
 }
 
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
+/* 1 to 16 plain hex digits at p, then a space: their value, *end after
+ * them; else *end NULL (strtoull decides). */
+static unsigned long long hex_prefix(const char *p, char **end)
+{
+	unsigned long long v = 0;
+	int n = 0;
+
+	for (;; n++) {
+		unsigned c = (unsigned char)p[n], d;
+
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v << 4 | d;
+	}
+	*end = n >= 1 && n <= 16 && is_space(p[n]) && !(n == 1 && p[0] == '0' &&
+							 (p[1] | 0x20) == 'x') ?
+	       (char *)(uintptr_t)(p + n) : NULL;
+	return v;
+}
+
+/* sscanf(line, "%llx %c %255s", addr, type, name) == 3, a few times
+ * faster (a /proc/kallsyms has 200,000 lines). */
+static bool parse_kallsyms_line(const char *p, unsigned long long *addr, char *type,
+				char name[256])
+{
+	const char *digits;
+	char *end;
+	size_t n = 0;
+
+	while (is_space(*p))
+		p++;
+	/* strtoull is what %llx converts with; it must see a digit */
+	if (!(*p == '+' || *p == '-' || (*p >= '0' && *p <= '9') ||
+	      (*p >= 'a' && *p <= 'f') || (*p >= 'A' && *p <= 'F')))
+		return false;
+	digits = p + (*p == '+' || *p == '-');
+	*addr = hex_prefix(p, &end);
+	if (!end)
+		*addr = strtoull(p, &end, 16);	/* signs, prefixes, overflow */
+	if (end == p)
+		return false;
+	if ((*end == 'x' || *end == 'X') && *digits == '0' && end == digits + 1)
+		end++;	/* "0x" and no digit: scanf takes the prefix */
+	for (p = end; is_space(*p); p++)
+		;
+	if (!*p)
+		return false;
+	*type = *p++;
+	while (is_space(*p))
+		p++;
+	while (*p && !is_space(*p) && n < 255)
+		name[n++] = *p++;
+	name[n] = 0;
+	return n > 0;
+}
+
+/* Before kallsyms are (re)loaded: the kernel frames resolved so far keep
+ * their names (the old strings stay until ds_symbols_free()), new lookups
+ * resolve again. */
+static int retire_kstrs(struct ds_symbols *s)
+{
+	char **v;
+
+	s->kgen++;
+	ds_htab_free(&s->kframes);
+	if (!s->kstrs)
+		return 0;
+	v = realloc(s->old_kstrs, (s->nr_old_kstrs + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->old_kstrs = v;
+	s->old_kstrs[s->nr_old_kstrs++] = s->kstrs;
+	s->kstrs = NULL;
+	return 0;
+}
+
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 {
 	FILE *f;
@@ -277,10 +426,19 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	int err = 0, fd;
 
 	fd = ds_open_regular(path, &is_chr);
+	if (fd >= 0 || is_chr) {
+		/* kernel frames resolved so far name the old strings: keep
+		 * them, and resolve kernel addresses again */
+		err = retire_kstrs(s);
+		if (err) {
+			if (fd >= 0)
+				close(fd);
+			return err;
+		}
+	}
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
 		free(s->ksyms);
-		free(s->kstrs);
 		s->ksyms = NULL;
 		s->kstrs = NULL;
 		s->nr_ksyms = 0;
@@ -296,16 +454,14 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		return err;
 	}
 	free(s->ksyms);
-	free(s->kstrs);
 	s->ksyms = NULL;
-	s->kstrs = NULL;
 	s->nr_ksyms = 0;
 	while (fgets(line, sizeof(line), f)) {
 		char type, name[256];
 		unsigned long long addr;
 		size_t nl;
 
-		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3)
+		if (!parse_kallsyms_line(line, &addr, &type, name))
 			continue;
 		if (!strcmp(name, "_text") || !strcmp(name, "_stext")) {
 			if (!s->ktext || !strcmp(name, "_text"))
@@ -320,14 +476,15 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 			break;
 		memcpy(s->kstrs + slen, name, nl);
 		s->ksyms[s->nr_ksyms].start = addr;
-		s->ksyms[s->nr_ksyms].size = 0;
 		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
 		s->nr_ksyms++;
 		slen += nl;
 	}
 	fclose(f);
-	if (err)
+	if (err) {
+		s->nr_ksyms = 0;	/* names not resolved yet: none */
 		return err;
+	}
 	if (!nonzero) {		/* kptr_restrict: all zero, useless */
 		s->nr_ksyms = 0;
 		s->ktext = 0;
@@ -335,8 +492,13 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	for (size_t i = 0; i < s->nr_ksyms; i++)
 		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	if (s->nr_ksyms)
-		qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+	/* /proc/kallsyms is mostly in address order already */
+	for (size_t i = 1; i < s->nr_ksyms; i++) {
+		if (cmp_sym(&s->ksyms[i - 1], &s->ksyms[i]) > 0) {
+			qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
+			break;
+		}
+	}
 	return 0;
 }
 
@@ -471,34 +633,149 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
-/* The symbol of module address va: name (demangled) and offset, cached. */
-static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+static int cmp_u64(const void *a, const void *b)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&d->cache_by_va, va, NULL, NULL);
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int add_bp(struct dso *d, size_t *cap, uint64_t v)
+{
+	if (ds_grow(&d->bps, cap, d->nr_bps + 1, sizeof(*d->bps)))
+		return -ENOMEM;
+	d->bps[d->nr_bps++] = v;
+	return 0;
+}
+
+/* The section bounds of a symbol file, in module addresses. */
+static int add_section_bps(struct dso *d, size_t *cap, Elf *elf, uint64_t bias)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) &&
+		    (add_bp(d, cap, sh.sh_addr + bias) ||
+		     add_bp(d, cap, sh.sh_addr + sh.sh_size + bias)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Breakpoints: every symbol's address, the address after it (an address
+ * may be compared for equality) and its end, and the sections' bounds.
+ * Without memory, the object stays with one libdwfl search per address. */
+static void build_intervals(struct dso *d)
+{
+	int n = dwfl_module_getsymtab(d->mod);
+	Elf *elfs[4];
+	uint64_t biases[4];
+	size_t nelfs = 0, cap = 0, k = 0;
+	GElf_Addr bias;
+	Elf *main_elf = dwfl_module_getelf(d->mod, &bias);
+
+	d->ivs_tried = true;
+	if (main_elf) {
+		elfs[nelfs] = main_elf;
+		biases[nelfs++] = bias;
+	}
+	for (int i = 0; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+		GElf_Word shndx;
+		Elf *elf = NULL;
+		Dwarf_Addr b = 0;
+		size_t e;
+
+		if (!dwfl_module_getsym_info(d->mod, i, &sym, &value, &shndx, &elf, &b))
+			continue;
+		if (add_bp(d, &cap, value) || add_bp(d, &cap, value + 1) ||
+		    (sym.st_size && add_bp(d, &cap, value + sym.st_size)))
+			goto fail;
+		for (e = 0; e < nelfs && !(elfs[e] == elf && biases[e] == b); e++)
+			;
+		if (e == nelfs && elf) {
+			if (nelfs == sizeof(elfs) / sizeof(elfs[0]))
+				goto fail;	/* not the module we know */
+			elfs[nelfs] = elf;
+			biases[nelfs++] = b;
+		}
+	}
+	for (size_t e = 0; e < nelfs; e++) {
+		if (add_section_bps(d, &cap, elfs[e], biases[e]))
+			goto fail;
+	}
+	if (d->nr_bps)
+		qsort(d->bps, d->nr_bps, sizeof(*d->bps), cmp_u64);
+	for (size_t i = 0; i < d->nr_bps; i++) {
+		if (!k || d->bps[i] != d->bps[k - 1])
+			d->bps[k++] = d->bps[i];
+	}
+	d->nr_bps = k;
+	d->ivs = calloc(k + 1, sizeof(*d->ivs));
+	if (d->ivs)
+		return;
+fail:
+	free(d->bps);
+	d->bps = NULL;
+	d->nr_bps = 0;
+}
+
+/* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
+static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
+{
 	GElf_Off off = 0;
 	GElf_Sym sym;
-	const char *name;
+	const char *name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
 
-	if (at) {
-		*sym_off = d->cache[at - 1].sym_off;
-		return d->cache[at - 1].name;
+	*value = va - off;
+	*size = name ? sym.st_size : 0;
+	return name && *name ? name : NULL;
+}
+
+/* The symbol of module address va: name (demangled) and offset. */
+static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
+{
+	const char *name;
+	uint64_t value, size, off;
+
+	if (!d->ivs_tried && ++d->direct > DIRECT_LOOKUPS)
+		build_intervals(d);
+	if (d->ivs) {
+		size_t lo = 0, hi = d->nr_bps;
+		struct symiv *iv;
+
+		while (lo < hi) {	/* the number of breakpoints <= va */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (d->bps[mid] <= va)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		iv = &d->ivs[lo];
+		if (!iv->done) {
+			iv->name = dwfl_sym(d, va, &iv->value, &iv->size);
+			if (iv->name)
+				iv->name = demangle(d, iv->name);
+			iv->done = true;
+		}
+		name = iv->name;
+		value = iv->value;
+		size = iv->size;
+	} else {
+		name = dwfl_sym(d, va, &value, &size);
 	}
-	name = dwfl_module_addrinfo(d->mod, va, &off, &sym, NULL, NULL, NULL);
+	off = va - value;
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
-	if (name && (!*name || (sym.st_size && off >= sym.st_size)))
+	if (name && size && off >= size)
 		name = NULL;
-	if (name)
+	if (name && !d->ivs)
 		name = demangle(d, name);
 	*sym_off = name ? off : 0;
-	/* cached if memory allows; uncached it is only slower */
-	if (!ds_grow(&d->cache, &d->cache_cap, d->cache_nr + 1, sizeof(*d->cache)) &&
-	    !ds_htab_put(&d->cache_by_va, va, (void *)(uintptr_t)(d->cache_nr + 1))) {
-		d->cache[d->cache_nr].va = va;
-		d->cache[d->cache_nr].name = name;
-		d->cache[d->cache_nr].sym_off = *sym_off;
-		d->cache_nr++;
-	}
 	return name;
 }
 
@@ -536,6 +813,8 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 	return d;
 }
 
+static uint32_t new_gen(struct ds_symbols *s);
+
 static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 {
 	struct mapset *m = ds_htab_get(&s->maps, pid, NULL, NULL);
@@ -546,6 +825,7 @@ static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 	if (!m)
 		return NULL;
 	m->pid = pid;
+	m->gen = new_gen(s);
 	if (ds_htab_put(&s->maps, pid, m)) {
 		free(m);
 		return NULL;
@@ -593,13 +873,16 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 		m->maps[m->nr].pgoff = ev->pgoff;
 		m->maps[m->nr].dso = d;
 		m->nr++;
+		m->gen = new_gen(s);
 		return 0;
 	}
 	case PERF_RECORD_COMM:
 		if (ev->misc & PERF_RECORD_MISC_COMM_EXEC) {
 			m = ds_htab_get(&s->maps, ev->pid, NULL, NULL);
-			if (m)
+			if (m) {
 				m->nr = 0;
+				m->gen = new_gen(s);
+			}
 		}
 		return set_comm(s, ev->tid, ev->comm);
 	case PERF_RECORD_FORK: {
@@ -626,6 +909,7 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 			return -ENOMEM;
 		memcpy(m->maps, parent->maps, parent->nr * sizeof(struct map));
 		m->nr = parent->nr;
+		m->gen = new_gen(s);
 		return 0;
 	}
 	default:
@@ -635,80 +919,425 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 
 const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 {
-	struct comm *c = ds_htab_get(&s->comms, tid, NULL, NULL);
+	struct comm *c = s->last_comm;
+
+	/* comms are never freed: the last one found stays valid */
+	if (!c || c->tid != tid) {
+		c = ds_htab_get(&s->comms, tid, NULL, NULL);
+		if (c)
+			s->last_comm = c;
+	}
 
 	/* the idle task has no COMM record; perf calls it swapper */
 	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
+/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
+static uint32_t find_map(const struct mapset *m, uint64_t ip)
+{
+	for (size_t i = m ? m->nr : 0; i-- > 0;) {
+		if (ip >= m->maps[i].start && ip < m->maps[i].end)
+			return i < NO_MAP ? (uint32_t)i : NO_MAP;
+	}
+	return NO_MAP;
+}
+
+static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
+{
+	const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
+
+	memset(out, 0, sizeof(*out));
+	out->kernel = true;
+	out->dso = out->dso_short = "[kernel.kallsyms]";
+	out->dso_off = ip;
+	if (k && ip - k->start < (1u << 24)) {
+		out->name = out->sym = k->name;
+		out->sym_off = ip - k->start;
+	} else {
+		out->name = "[kernel.kallsyms]";
+	}
+}
+
+/* What file offset off of d resolves to (map fields 0); a made-up name
+ * ("[dso+0xoff]") goes to buf. */
+static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
+			 struct ds_sym_info *out, char *buf, size_t len)
+{
+	memset(out, 0, sizeof(*out));
+	if (!d->loaded && d->path[0] == '/')
+		dso_load(s, d);
+	out->dso = d->path;
+	out->dso_short = d->short_name;
+	out->dso_off = off;
+	/* the recording's build-id names the object profiled */
+	if (d->recorded) {
+		out->build_id = d->recorded->id;
+		out->build_id_len = d->recorded->size;
+	} else if (d->build_id_len) {
+		out->build_id = d->build_id;
+		out->build_id_len = d->build_id_len;
+	}
+	out->mismatch = d->mismatch;
+	for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
+		const struct seg *sg = &d->segs[k];
+
+		if (off < sg->offset || off - sg->offset >= sg->filesz)
+			continue;
+		out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
+		break;
+	}
+	if (out->sym) {
+		out->name = out->sym;
+	} else if (d->path[0] == '[') {
+		out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
+	} else {
+		/* no symbol: per address in the object, like perf */
+		snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+		out->name = buf;
+	}
+}
+
+static void set_map(struct ds_sym_info *out, const struct map *mp)
+{
+	out->map_start = mp->start;
+	out->map_end = mp->end;
+	out->map_pgoff = mp->pgoff;
+}
+
+/* Without the frame caches (they could not grow): the same answer. */
+static void lookup_uncached(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			    struct ds_sym_info *out, char *buf, size_t len)
+{
+	const struct mapset *m;
+	uint32_t i;
+
+	if (kernel) {
+		resolve_kernel(s, ip, out);
+		return;
+	}
+	m = ds_htab_get(&s->maps, pid, NULL, NULL);
+	i = find_map(m, ip);
+	if (i == NO_MAP) {
+		memset(out, 0, sizeof(*out));
+		out->name = "[unknown]";
+		return;
+	}
+	resolve_user(s, m->maps[i].dso, ip - m->maps[i].start + m->maps[i].pgoff, out, buf, len);
+	set_map(out, &m->maps[i]);
+}
+
+static struct ds_sym_info *frame_at(const struct ds_symbols *s, uint32_t id)
+{
+	return &s->fchunks[id >> FRAME_CHUNK_BITS][id & (FRAME_CHUNK - 1)];
+}
+
+/* A copy of str that lives as long as s: 0 or -ENOMEM. */
+static const char *keep_str(struct ds_symbols *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p;
+
+	if (s->sblock_size - s->sblock_used < n) {
+		size_t sz = n > STR_BLOCK ? n : STR_BLOCK;
+
+		if (ds_grow(&s->sblocks, &s->cap_sblocks, s->nr_sblocks + 1, sizeof(char *)))
+			return NULL;
+		p = malloc(sz);
+		if (!p)
+			return NULL;
+		s->sblocks[s->nr_sblocks++] = p;
+		s->sblock_size = sz;
+		s->sblock_used = 0;
+	}
+	p = s->sblocks[s->nr_sblocks - 1] + s->sblock_used;
+	memcpy(p, str, n);
+	s->sblock_used += n;
+	return p;
+}
+
+/* Intern a new frame (its name copied when it is in buf): 0 or -ENOMEM. */
+static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const char *buf,
+		     uint32_t *id)
+{
+	size_t c = s->nr_frames >> FRAME_CHUNK_BITS;
+	struct ds_sym_info *f;
+
+	if (s->nr_frames >= UINT32_MAX)
+		return -ENOMEM;
+	if (c >= s->cap_fchunks) {
+		size_t cap = s->cap_fchunks;
+
+		if (ds_grow(&s->fchunks, &cap, c + 1, sizeof(*s->fchunks)))
+			return -ENOMEM;
+		memset(s->fchunks + s->cap_fchunks, 0,
+		       (cap - s->cap_fchunks) * sizeof(*s->fchunks));
+		s->cap_fchunks = cap;
+	}
+	if (!s->fchunks[c] && !(s->fchunks[c] = malloc(FRAME_CHUNK * sizeof(*f))))
+		return -ENOMEM;
+	f = &s->fchunks[c][s->nr_frames & (FRAME_CHUNK - 1)];
+	*f = *si;
+	if (si->name == buf && !(f->name = keep_str(s, buf)))
+		return -ENOMEM;
+	*id = (uint32_t)s->nr_frames++;
+	return 0;
+}
+
+static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
+{
+	uintptr_t at = (uintptr_t)ds_htab_get(&s->kframes, ip, NULL, NULL);
+	struct ds_sym_info si;
+	int err;
+
+	if (at) {
+		*id = (uint32_t)(at - 1);
+		return 0;
+	}
+	resolve_kernel(s, ip, &si);
+	err = frame_add(s, &si, NULL, id);
+	if (!err)
+		err = ds_htab_put(&s->kframes, ip, (void *)(uintptr_t)(*id + 1));
+	return err;
+}
+
+static int unknown_frame(struct ds_symbols *s, uint32_t *id)
+{
+	struct ds_sym_info si;
+	int err;
+
+	if (s->unknown_frame) {
+		*id = s->unknown_frame - 1;
+		return 0;
+	}
+	memset(&si, 0, sizeof(si));
+	si.name = "[unknown]";
+	err = frame_add(s, &si, NULL, id);
+	if (!err)
+		s->unknown_frame = *id + 1;
+	return err;
+}
+
+static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t *id)
+{
+	uintptr_t at = (uintptr_t)ds_htab_get(&d->frame_by_off, off, NULL, NULL);
+	struct ds_sym_info si;
+	char buf[PATH_MAX + 32];
+	int err;
+
+	if (at) {
+		*id = (uint32_t)(at - 1);
+		return 0;
+	}
+	resolve_user(s, d, off, &si, buf, sizeof(buf));
+	err = frame_add(s, &si, buf, id);
+	if (!err)
+		err = ds_htab_put(&d->frame_by_off, off, (void *)(uintptr_t)(*id + 1));
+	return err;
+}
+
+static size_t ua_home(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
+{
+	return (size_t)(((ip ^ pid * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL) >> s->ua_shift);
+}
+
+/* The slot of (pid, ip): its entry, or the free slot where it goes. */
+static struct uaddr *ua_slot(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
+{
+	size_t mask = s->cap_ua - 1;
+
+	for (size_t i = ua_home(s, pid, ip);; i = (i + 1) & mask) {
+		struct uaddr *u = &s->ua[i];
+
+		if (!u->gen || (u->ip == ip && u->pid == pid))
+			return u;
+	}
+}
+
+/* Room for one more entry (at most half full): 0 or -ENOMEM. */
+static int ua_reserve(struct ds_symbols *s)
+{
+	struct uaddr *old = s->ua;
+	size_t ocap = s->cap_ua, cap = ocap ? ocap * 2 : 1024;
+	unsigned shift = s->ua_shift ? s->ua_shift - 1 : 64 - 10;
+
+	if ((s->nr_ua + 1) * 2 <= ocap)
+		return 0;
+	if (cap > SIZE_MAX / 2 / sizeof(*old) || !(s->ua = calloc(cap, sizeof(*old)))) {
+		s->ua = old;
+		return -ENOMEM;
+	}
+	s->cap_ua = cap;
+	s->ua_shift = shift;
+	for (size_t i = 0; i < ocap; i++) {
+		if (old[i].gen)
+			*ua_slot(s, old[i].pid, old[i].ip) = old[i];
+	}
+	free(old);
+	return 0;
+}
+
+/* A new generation for a mapset whose mappings changed: the cached
+ * frames of its addresses are resolved again. */
+static uint32_t new_gen(struct ds_symbols *s)
+{
+	if (s->gen_seq == UINT32_MAX) {
+		/* wrapped (4 G mapping changes): forget every cached address
+		 * and number the mapsets again; the kernel generation changes
+		 * too, so that users' caches keyed by generations start over */
+		s->kgen++;
+		if (s->ua)
+			memset(s->ua, 0, s->cap_ua * sizeof(*s->ua));
+		s->nr_ua = 0;
+		s->gen_seq = 0;
+		for (size_t i = 0; i < s->maps.cap; i++) {
+			struct mapset *m = s->maps.s[i].val;
+
+			if (m)
+				m->gen = ++s->gen_seq;
+		}
+	}
+	return ++s->gen_seq;
+}
+
+void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
+{
+	if (s->cap_ua)
+		__builtin_prefetch(&s->ua[ua_home(s, pid, ip)]);
+}
+
+/* The frame of user address ip of pid, and its mapping (NULL: none; valid
+ * until the next MMAP, exec or fork record): 0 or -ENOMEM. */
+static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t *id,
+		      const struct map **mp)
+{
+	struct mapset *m = s->last_ms;
+	struct uaddr *u = NULL;
+	uint32_t i;
+	int err;
+
+	*mp = NULL;
+	if (!m || m->pid != pid) {
+		m = ds_htab_get(&s->maps, pid, NULL, NULL);
+		if (!m)
+			return unknown_frame(s, id);
+		s->last_ms = m;
+	}
+	if (s->cap_ua) {
+		u = ua_slot(s, pid, ip);
+		if (u->gen == m->gen) {
+			*id = u->frame;
+			*mp = u->map == NO_MAP ? NULL : &m->maps[u->map];
+			return 0;
+		}
+	}
+	/* first sight, or the process's mappings changed since */
+	i = find_map(m, ip);
+	if (i == NO_MAP) {
+		err = unknown_frame(s, id);
+	} else {
+		struct map *p = &m->maps[i];
+
+		err = dso_frame(s, p->dso, ip - p->start + p->pgoff, id);
+		*mp = p;
+	}
+	if (err)
+		return err;
+	if (!u || !u->gen) {
+		/* not cached if memory does not allow: only slower */
+		if (ua_reserve(s))
+			return 0;
+		u = ua_slot(s, pid, ip);
+		s->nr_ua++;
+		u->ip = ip;
+		u->pid = pid;
+	}
+	u->gen = m->gen;
+	u->frame = *id;
+	u->map = i;
+	return 0;
+}
+
+uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid)
+{
+	struct mapset *m = s->last_ms;
+
+	if (!m || m->pid != pid) {
+		m = ds_htab_get(&s->maps, pid, NULL, NULL);
+		if (!m)
+			return 0;
+		s->last_ms = m;
+	}
+	return m->gen;
+}
+
+uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s)
+{
+	return s->kgen;
+}
+
+int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		     uint32_t *id)
+{
+	const struct map *mp;
+
+	return kernel ? kernel_frame(s, ip, id) : user_frame(s, pid, ip, id, &mp);
+}
+
+const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s, uint32_t id)
+{
+	return id < s->nr_frames ? frame_at(s, id) : NULL;
+}
+
 int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 		      struct ds_sym_info *out, char *buf, size_t len)
 {
-	struct mapset *m;
+	const struct map *mp = NULL;
+	uint32_t id;
+	int err;
 
-	memset(out, 0, sizeof(*out));
-	out->kernel = kernel;
-	if (kernel) {
-		const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
-
-		out->dso = out->dso_short = "[kernel.kallsyms]";
-		out->dso_off = ip;
-		if (k && ip - k->start < (1u << 24)) {
-			out->name = out->sym = k->name;
-			out->sym_off = ip - k->start;
-			return 0;
-		}
-		snprintf(buf, len, "[kernel.kallsyms]");
-		out->name = buf;
+	err = kernel ? kernel_frame(s, ip, &id) : user_frame(s, pid, ip, &id, &mp);
+	if (err) {
+		lookup_uncached(s, pid, ip, kernel, out, buf, len);
 		return 0;
 	}
-	m = ds_htab_get(&s->maps, pid, NULL, NULL);
-	for (size_t i = m ? m->nr : 0; i-- > 0;) {
-		struct map *mp = &m->maps[i];
-		struct dso *d = mp->dso;
-		uint64_t off;
+	*out = *frame_at(s, id);
+	if (mp)
+		set_map(out, mp);
+	return 0;
+}
 
-		if (ip < mp->start || ip >= mp->end)
-			continue;
-		if (!d->loaded && d->path[0] == '/')
-			dso_load(s, d);
-		off = ip - mp->start + mp->pgoff;
-		out->dso = d->path;
-		out->dso_short = d->short_name;
-		out->dso_off = off;
-		out->map_start = mp->start;
-		out->map_end = mp->end;
-		out->map_pgoff = mp->pgoff;
-		/* the recording's build-id names the object profiled */
-		if (d->recorded) {
-			out->build_id = d->recorded->id;
-			out->build_id_len = d->recorded->size;
-		} else if (d->build_id_len) {
-			out->build_id = d->build_id;
-			out->build_id_len = d->build_id_len;
-		}
-		out->mismatch = d->mismatch;
-		for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
-			const struct seg *sg = &d->segs[k];
+int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
+			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
+			 size_t *n)
+{
+	bool kernel = ctx == PERF_CONTEXT_KERNEL, have_ctx = ctx != 0;
+	int err;
 
-			if (off < sg->offset || off - sg->offset >= sg->filesz)
+	*n = 0;
+	for (uint64_t i = 0; i < nr; i++) {
+		uint64_t ip = chain[i];
+		const struct map *mp;
+		uint32_t id;
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			if (ip == DS_CONTEXT_USER_DEFERRED) {
+				i++;	/* skip the cookie */
 				continue;
-			out->sym = dso_sym(d, off - sg->offset + sg->vaddr, &out->sym_off);
-			break;
+			}
+			have_ctx = true;
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
 		}
-		if (out->sym) {
-			out->name = out->sym;
-		} else if (d->path[0] == '[') {
-			out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
-		} else {
-			/* no symbol: per address in the object, like perf */
-			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
-			out->name = buf;
-		}
-		return 0;
+		if (have_ctx ? kernel : ip >= 0xffff800000000000ULL)
+			err = kernel_frame(s, ip, &id);
+		else
+			err = user_frame(s, pid, ip, &id, &mp);
+		if (!err)
+			err = ds_grow(ids, cap, *n + 1, sizeof(**ids));
+		if (err)
+			return err;
+		(*ids)[(*n)++] = id;
 	}
-	snprintf(buf, len, "[unknown]");
-	out->name = buf;
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* deferstack: dispatch to record / report / script / convert. */
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,6 +21,11 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	/* A fixed mmap threshold: glibc's moves up to the size of the last
+	 * large block freed (a hash table that grew), after which the big
+	 * arrays that grow by doubling are copied around the heap and leave
+	 * holes (report --folded's peak memory was 54 MB instead of 44). */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

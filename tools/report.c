@@ -23,9 +23,6 @@ struct report {
 	size_t nr_ev;		/* attrs seen (a pipe-mode input adds them late) */
 	signed char *want;	/* per attr: selected by --event; -1 not known yet */
 	const char *event;	/* --event NAME or NULL */
-	struct ds_frames fr;
-	char **names;
-	size_t cap;
 	/* --comm, --pid, --dso: comma-separated lists */
 	const char *comms[MAX_FILTER], *dsos[MAX_FILTER];
 	uint32_t pids[MAX_FILTER];
@@ -100,7 +97,6 @@ static uint64_t samples_of(const struct report *r, size_t i)
 static int report_cb(void *arg, const struct ds_stitch_out *o)
 {
 	struct report *r = arg;
-	struct ds_frames view;
 	uint64_t nochain[2];
 	const uint64_t *chain = o->chain;
 	uint64_t nr = o->nr;
@@ -136,24 +132,13 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 	}
 	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
 		return -ENOMEM;
-	err = ds_symbolize_chain(r->p->sym, o->ev->pid, chain, nr, &r->fr);
-	if (err)
-		return err;
-	view = r->fr;
-	if (o->kind == DS_OUT_KERNEL_ONLY) {
-		/* mark the missing user part at the root of the stack */
-		err = ds_grow(&r->names, &r->cap, r->fr.nr + 1, sizeof(char *));
-		if (err)
-			return err;
-		r->names[0] = "[user stack not stitched]";
-		memcpy(r->names + 1, r->fr.names, r->fr.nr * sizeof(char *));
-		view.names = r->names;
-		view.nr = r->fr.nr + 1;
-	}
 	/* weighted by period, as perf report is: samples of a frequency-driven
-	 * event are not worth the same */
-	return ds_fold_add_weighted(r->folds[ai], pipeline_comm(r->p, o->ev), &view, 1,
-				    have_period ? o->ev->period : 1);
+	 * event are not worth the same; the missing user part of a kernel-only
+	 * sample is marked at the root of its stack */
+	return ds_fold_add_chain(r->folds[ai], r->p->sym, pipeline_comm(r->p, o->ev), o->ev->pid,
+				 chain, nr,
+				 o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]" : NULL,
+				 1, have_period ? o->ev->period : 1);
 }
 
 /* The SVG or pprof file goes to a temp file renamed into place on success. */
@@ -621,8 +606,6 @@ done:
 out:
 	if (ran)
 		pipeline_close(&p);
-	ds_frames_free(&r.fr);
-	free(r.names);
 	for (size_t i = 0; i < r.nr_ev; i++) {
 		ds_profile_free(r.profs[i]);
 		ds_fold_free(r.folds[i]);

@@ -3,16 +3,57 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "hash.h"
+
+/*
+ * The output is built by hand in a big buffer and written in 1 MiB pieces
+ * (a 1 M-sample file gives 2 GB of text: printf per field was most of the
+ * time), and each frame's "symbol+0xoff (object)" is formatted once per
+ * frame (ds_symbols_frame()).
+ */
+#define OUT_CHUNK (1u << 17)
+#define SLACK 32		/* bytes copy_over() may copy past the end */
+/* a sample's first line besides comm and event name: the numbers (16-byte
+ * stores each), the status and cookie (under 200 bytes) */
+#define HEADER_ROOM 512
+
+struct tail {
+	uint32_t off, len;	/* in tails; len 0: not formatted yet */
+};
+
+/* The lines of a run of return addresses (the ips after a context
+ * marker's first one, which varies), by their words: a call path seen
+ * before is not looked up address by address again.  One arena of u64:
+ * per run, (len << 32 | pid), (gen << 1 | kernel), its words, and per word
+ * its frame's tail (offset << 32 | length).  User runs with the pid and
+ * the generation of its mappings, kernel ones with the kernel symbols'
+ * generation; bounded (emptied when full). */
+#define RUN_MAX (1u << 20)	/* u64 in the arena: 8 MiB */
 
 struct script {
 	struct pipeline *p;
 	bool all;
+	uint64_t *ra;		/* the runs */
+	size_t ra_len, ra_cap;
+	uint32_t kgen;		/* the symbols' kernel generation of the runs */
+	struct ds_itab run_tab;	/* runs by hash: their offset in ra */
+	char *out;		/* OUT_CHUNK bytes and room for one line */
+	size_t len, cap;
+	struct tail *tails;	/* per frame id */
+	size_t cap_tails;
+	char *tstr;		/* the tails' text */
+	size_t tstr_len, tstr_cap;
+	size_t last_attr;	/* the event name of the last sample's attr */
+	char event[64];
+	size_t event_len;
+	bool have_event;
 };
 
 static const char *unm_name(enum ds_unmatched_reason r)
@@ -44,21 +85,394 @@ static int stdout_failed(void)
 	return err;
 }
 
-/* One frame like perf script: address, symbol+offset, (object). */
-static void print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+static int flush_out(struct script *s)
 {
-	struct ds_sym_info si;
-	char buf[256];
+	if (s->len) {
+		errno = 0;
+		fwrite(s->out, 1, s->len, stdout);
+		s->len = 0;
+	}
+	return stdout_failed();
+}
 
-	ds_symbols_lookup(s->p->sym, ev->pid, ip, kernel, &si, buf, sizeof(buf));
-	printf("\t%16" PRIx64 " ", ip);
-	if (si.sym)
-		printf("%s+0x%" PRIx64, si.sym, si.sym_off);
-	else if (si.dso && si.dso[0] == '[')
-		printf("[unknown]");
-	else
-		printf("%s", si.dso ? "[unknown]" : si.name);
-	printf(" (%s)\n", si.dso ? si.dso : "[unknown]");
+/* Room for n more bytes: 0, or the write error. */
+static int room(struct script *s, size_t n)
+{
+	int err;
+
+	if (s->len + n <= s->cap)
+		return 0;
+	if ((err = flush_out(s)))
+		return err;
+	if (n > s->cap) {
+		char *b = realloc(s->out, n);
+
+		if (!b)
+			return -ENOMEM;
+		s->out = b;
+		s->cap = n;
+	}
+	return 0;
+}
+
+static void put(struct script *s, const char *p, size_t n)
+{
+	memcpy(s->out + s->len, p, n);
+	s->len += n;
+}
+
+static void put_c(struct script *s, char c, size_t n)
+{
+	memset(s->out + s->len, c, n);
+	s->len += n;
+}
+
+static const char digits2[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* Decimal digits of v before end: the first one. */
+static char *dec(char *end, uint64_t v)
+{
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digits2 + v % 100 * 2, 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		end -= 2;
+		memcpy(end, digits2 + v * 2, 2);
+	} else {
+		*--end = (char)('0' + v);
+	}
+	return end;
+}
+
+static char *hex(char *end, uint64_t v)
+{
+	do {
+		*--end = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	return end;
+}
+
+/* printf's %<w>u (left: %-<w>u, zero: %0<w>u) of v. */
+/* printf's %<w>u (left: %-<w>u, zero: %0<w>u) of v, w <= 16: the field
+ * is filled first (8-byte stores), the digits put in it. */
+static inline void put_u(struct script *s, uint64_t v, size_t w, bool left, bool zero)
+{
+	char b[20], *d = dec(b + sizeof(b), v);
+	size_t n = (size_t)(b + sizeof(b) - d);
+	uint64_t fill = zero ? 0x3030303030303030ULL : 0x2020202020202020ULL;
+	char *o = s->out + s->len;
+
+	if (n >= w) {
+		memcpy(o, d, n);
+		s->len += n;
+		return;
+	}
+	memcpy(o, &fill, 8);
+	memcpy(o + 8, &fill, 8);
+	memcpy(o + (left ? 0 : w - n), d, n);
+	s->len += w;
+}
+
+/* %#llx */
+static void put_xalt(struct script *s, uint64_t v)
+{
+	char b[16], *d = hex(b + sizeof(b), v);
+
+	if (v)
+		put(s, "0x", 2);
+	put(s, d, (size_t)(b + sizeof(b) - d));
+}
+
+/* Room, then like snprintf into the buffer (the rare lines). */
+static int put_fmt(struct script *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int put_fmt(struct script *s, const char *fmt, ...)
+{
+	va_list ap;
+	int n, err;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -EINVAL;
+	if ((err = room(s, (size_t)n + 1)))
+		return err;
+	va_start(ap, fmt);
+	vsnprintf(s->out + s->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	s->len += (size_t)n;
+	return 0;
+}
+
+/* The text after a frame's address, like perf script: "symbol+0xoff
+ * (object)\n" ("[unknown]" when no symbol), formatted once per frame. */
+static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
+{
+	const struct ds_sym_info *si;
+	struct tail *tl;
+	char off[16], *o = off;
+	const char *name, *dso;
+	size_t nn, nd, no = 0, need;
+	int err;
+
+	if (id < s->cap_tails && s->tails[id].len) {
+		*t = s->tstr + s->tails[id].off;
+		*n = s->tails[id].len;
+		return 0;
+	}
+	si = ds_symbols_frame_info(s->p->sym, id);
+	if (!si)
+		return -EINVAL;
+	if (id >= s->cap_tails) {
+		size_t old = s->cap_tails;
+
+		if ((err = ds_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
+			return err;
+		memset(s->tails + old, 0, (s->cap_tails - old) * sizeof(*s->tails));
+	}
+	if (si->sym) {
+		name = si->sym;
+		o = hex(off + sizeof(off), si->sym_off);
+		no = (size_t)(off + sizeof(off) - o) + 3;	/* "+0x" */
+	} else {
+		name = si->dso && si->dso[0] == '[' ? "[unknown]" : si->dso ? "[unknown]" : si->name;
+	}
+	dso = si->dso ? si->dso : "[unknown]";
+	nn = strlen(name);
+	nd = strlen(dso);
+	need = nn + no + nd + 4;	/* " (", ")\n" */
+	if (need > UINT32_MAX || s->tstr_len > UINT32_MAX - need)
+		return -ENOMEM;
+	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
+		return err;
+	tl = &s->tails[id];
+	tl->off = (uint32_t)s->tstr_len;
+	tl->len = (uint32_t)need;
+	{
+		char *d = s->tstr + s->tstr_len;
+
+		memcpy(d, name, nn);
+		d += nn;
+		if (no) {
+			memcpy(d, "+0x", 3);
+			memcpy(d + 3, o, no - 3);
+			d += no;
+		}
+		memcpy(d, " (", 2);
+		memcpy(d + 2, dso, nd);
+		memcpy(d + 2 + nd, ")\n", 2);
+	}
+	s->tstr_len += need;
+	*t = s->tstr + tl->off;
+	*n = need;
+	return 0;
+}
+
+/* 8 hex digits of x (32 bits) as 8 bytes in memory order: each nibble
+ * spread to a byte, made a digit or a letter, all at once. */
+static inline uint64_t hex8(uint32_t x)
+{
+	uint64_t v = x, letters;
+
+	v = ((v & 0xffff0000ULL) << 16) | (v & 0xffffULL);
+	v = ((v & 0x0000ff000000ff00ULL) << 8) | (v & 0x000000ff000000ffULL);
+	v = ((v & 0x00f000f000f000f0ULL) << 4) | (v & 0x000f000f000f000fULL);
+	/* v's bytes: the nibbles, the most significant in the top byte */
+	letters = ((v + 0x0606060606060606ULL) >> 4) & 0x0101010101010101ULL;
+	v += 0x3030303030303030ULL + letters * ('a' - '0' - 10);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+/* Copy n bytes in 32-byte pieces: may copy up to 31 bytes more (the
+ * tails and the output keep that much room). */
+static inline void copy_over(char *d, const char *t, size_t n)
+{
+	for (size_t i = 0; i < n; i += 32)
+		memcpy(d + i, t + i, 32);
+}
+
+/* "%16" PRIx64 of ip into d[0, 16): the digits, leading zeros made
+ * spaces (a zero keeps its last digit), by 8-byte words. */
+static inline void hex16(char *d, uint64_t ip)
+{
+	uint64_t hi = hex8((uint32_t)(ip >> 32)), lo = hex8((uint32_t)ip);
+	unsigned nz = ip ? (unsigned)__builtin_clzll(ip) / 4 : 15;
+	const uint64_t sp = 0x2020202020202020ULL;
+
+	/* the first nz bytes in memory are spaces */
+	if (nz >= 8) {
+		hi = sp;
+		nz -= 8;
+		if (nz) {
+			uint64_t m = nz >= 8 ? ~0ULL : (((uint64_t)1 << (8 * nz)) - 1);
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+			m = __builtin_bswap64(m);
+#endif
+			lo = (lo & ~m) | (sp & m);
+		}
+	} else if (nz) {
+		uint64_t m = ((uint64_t)1 << (8 * nz)) - 1;
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+		m = __builtin_bswap64(m);
+#endif
+		hi = (hi & ~m) | (sp & m);
+	}
+	memcpy(d, &hi, 8);
+	memcpy(d + 8, &lo, 8);
+}
+
+/* One frame like perf script: address, then its tail t[0, n)
+ * ("symbol+offset (object)\n"), which has SLACK bytes after it. */
+static inline int print_line(struct script *s, uint64_t ip, const char *t, size_t n)
+{
+	char *d;
+	int err;
+
+	if (s->len + n + 18 + SLACK > s->cap && (err = room(s, n + 18 + SLACK)))
+		return err;
+	/* "\t%16" PRIx64 " " */
+	d = s->out + s->len;
+	d[0] = '\t';
+	hex16(d + 1, ip);
+	d[17] = ' ';
+	copy_over(d + 18, t, n);
+	s->len += n + 18;
+	return 0;
+}
+
+static int print_id(struct script *s, uint64_t ip, uint32_t id)
+{
+	const char *t;
+	size_t n;
+	int err = frame_tail(s, id, &t, &n);
+
+	return err ? err : print_line(s, ip, t, n);
+}
+
+static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
+{
+	uint32_t id;
+	int err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id);
+
+	return err ? err : print_id(s, ip, id);
+}
+
+struct run_key {
+	const struct script *s;
+	const uint64_t *w;
+	size_t n;
+	uint64_t h0, h1;	/* the two header words */
+};
+
+static bool run_is(uint32_t off, const void *arg)
+{
+	const struct run_key *k = arg;
+	const uint64_t *r = k->s->ra + off;
+
+	return r[0] == k->h0 && r[1] == k->h1 && !memcmp(r + 2, k->w, k->n * 8);
+}
+
+static void runs_clear(struct script *s)
+{
+	ds_itab_free(&s->run_tab);
+	s->ra_len = 0;
+}
+
+/* Print the n ips at w, all kernel ones or all user ones of pid. */
+static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t *w, size_t n)
+{
+	struct ds_symbols *sym = s->p->sym;
+	struct run_key k = { s, w, n, 0, 0 };
+	uint32_t kgen = ds_symbols_kernel_gen(sym);
+	uint32_t gen = kernel ? kgen : ds_symbols_user_gen(sym, pid);
+	uint64_t h, *r;
+	int64_t at;
+	size_t need = 2 + 2 * n;
+	int err;
+
+	if (kgen != s->kgen) {
+		runs_clear(s);	/* kallsyms loaded again, generations wrapped */
+		s->kgen = kgen;
+	}
+	if (kernel)
+		pid = 0;
+	k.h0 = (uint64_t)n << 32 | pid;
+	k.h1 = (uint64_t)gen << 1 | kernel;
+	h = ds_hash_bytes(w, n * 8) ^ k.h0 ^ k.h1 << 20;
+	at = ds_itab_get(&s->run_tab, h, run_is, &k);
+	if (at >= 0) {
+		const uint64_t *tl = s->ra + at + 2 + n;
+
+		for (size_t i = 0; i < n; i++) {
+			if ((err = print_line(s, w[i], s->tstr + (tl[i] >> 32), (uint32_t)tl[i])))
+				return err;
+		}
+		return 0;
+	}
+	if (need > RUN_MAX / 4) {	/* too long to keep */
+		for (size_t i = 0; i < n; i++) {
+			uint32_t id;
+
+			if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
+			    (err = print_id(s, w[i], id)))
+				return err;
+		}
+		return 0;
+	}
+	if (s->ra_len + need > RUN_MAX)
+		runs_clear(s);
+	if ((err = ds_grow(&s->ra, &s->ra_cap, s->ra_len + need, sizeof(*s->ra))))
+		return err;
+	r = s->ra + s->ra_len;
+	for (size_t i = 0; i < n; i++) {
+		const char *t;
+		size_t tn;
+		uint32_t id;
+
+		if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
+		    (err = frame_tail(s, id, &t, &tn)) || (err = print_line(s, w[i], t, tn)))
+			return err;
+		r[2 + n + i] = (uint64_t)(t - s->tstr) << 32 | tn;
+	}
+	if ((err = ds_itab_put(&s->run_tab, h, (uint32_t)s->ra_len)))
+		return err;
+	r[0] = k.h0;
+	r[1] = k.h1;
+	memcpy(r + 2, w, n * 8);
+	s->ra_len += need;
+	return 0;
+}
+
+static const char *event_of(struct script *s, const struct ds_event *ev, size_t *n)
+{
+	size_t ai = ds_reader_attr_index(s->p->rd, ev->hdr);
+
+	if (!s->have_event || ai != s->last_attr) {
+		char nbuf[64];
+		const char *e = pipeline_event(s->p, ev->hdr, nbuf, sizeof(nbuf));
+
+		s->event_len = strlen(e);
+		if (s->event_len >= sizeof(s->event)) {
+			s->have_event = false;
+			*n = s->event_len;
+			return e;
+		}
+		memcpy(s->event, e, s->event_len);
+		s->last_attr = ai;
+		s->have_event = true;
+	}
+	*n = s->event_len;
+	return s->event;
 }
 
 static int script_cb(void *arg, const struct ds_stitch_out *o)
@@ -66,54 +480,91 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 	struct script *s = arg;
 	const struct ds_event *ev = o->ev;
 	bool kernel = false, ctx = false;
-	char nbuf[64];
+	const char *comm, *event;
+	size_t ncomm, nevent;
+	int err;
 
 	if (o->kind == DS_OUT_RECORD) {
 		if (!s->all)
 			return 0;
-		printf("%-16s %6u/%-6u [%03u] %llu.%06llu: %s", pipeline_comm(s->p, ev), ev->pid,
-		       ev->tid, ev->cpu, (unsigned long long)(ev->time / 1000000000),
-		       (unsigned long long)(ev->time % 1000000000 / 1000),
-		       ds_record_name(ev->type));
+		err = put_fmt(s, "%-16s %6u/%-6u [%03u] %llu.%06llu: %s", pipeline_comm(s->p, ev),
+			      ev->pid, ev->tid, ev->cpu,
+			      (unsigned long long)(ev->time / 1000000000),
+			      (unsigned long long)(ev->time % 1000000000 / 1000),
+			      ds_record_name(ev->type));
+		if (err)
+			return err;
 		if (ev->type == DS_RECORD_CALLCHAIN_DEFERRED)
-			printf(" cookie=%#" PRIx64 " nr=%" PRIu64, ev->cookie, ev->nr);
+			err = put_fmt(s, " cookie=%#" PRIx64 " nr=%" PRIu64, ev->cookie, ev->nr);
 		else if (ev->type == PERF_RECORD_MMAP || ev->type == PERF_RECORD_MMAP2)
-			printf(" %#" PRIx64 "-%#" PRIx64 " %s", ev->start, ev->start + ev->len,
-			       ev->filename);
+			err = put_fmt(s, " %#" PRIx64 "-%#" PRIx64 " %s", ev->start,
+				      ev->start + ev->len, ev->filename);
 		else if (ev->type == PERF_RECORD_COMM)
-			printf(" %s", ev->comm);
+			err = put_fmt(s, " %s", ev->comm);
 		else if (ev->type == PERF_RECORD_LOST || ev->type == PERF_RECORD_LOST_SAMPLES)
-			printf(" lost=%" PRIu64, ev->lost);
-		printf("\n");
-		return stdout_failed();
+			err = put_fmt(s, " lost=%" PRIu64, ev->lost);
+		return err ? err : put_fmt(s, "\n");
+	}
+	/* the first user ip's frame will be a cache miss: start it now */
+	for (uint64_t i = 0; i + 1 < o->nr; i++) {
+		if (o->chain[i] == PERF_CONTEXT_USER) {
+			ds_symbols_prefetch(s->p->sym, ev->pid, o->chain[i + 1]);
+			break;
+		}
 	}
 	/* like perf script: comm pid/tid [cpu] time: period event: */
-	printf("%-16s %6u/%-6u [%03u] %llu.%06llu: %10" PRIu64 " %s: ", pipeline_comm(s->p, ev),
-	       ev->pid, ev->tid, ev->cpu, (unsigned long long)(ev->time / 1000000000),
-	       (unsigned long long)(ev->time % 1000000000 / 1000),
-	       (ev->have & DS_EV_PERIOD) ? ev->period : 1,
-	       pipeline_event(s->p, ev->hdr, nbuf, sizeof(nbuf)));
+	comm = pipeline_comm(s->p, ev);
+	ncomm = strlen(comm);
+	event = event_of(s, ev, &nevent);
+	if ((err = room(s, ncomm + nevent + HEADER_ROOM)))
+		return err;
+	put(s, comm, ncomm);
+	if (ncomm < 16)
+		put_c(s, ' ', 16 - ncomm);
+	s->out[s->len++] = ' ';
+	put_u(s, ev->pid, 6, false, false);
+	s->out[s->len++] = '/';
+	put_u(s, ev->tid, 6, true, false);
+	put(s, " [", 2);
+	put_u(s, ev->cpu, 3, false, true);
+	put(s, "] ", 2);
+	put_u(s, ev->time / 1000000000, 0, false, false);
+	s->out[s->len++] = '.';
+	put_u(s, ev->time % 1000000000 / 1000, 6, false, true);
+	put(s, ": ", 2);
+	put_u(s, (ev->have & DS_EV_PERIOD) ? ev->period : 1, 10, false, false);
+	s->out[s->len++] = ' ';
+	put(s, event, nevent);
+	put(s, ": ", 2);
 	switch (o->kind) {
 	case DS_OUT_STITCHED:
-		printf("stitched cookie=%#" PRIx64 "%s\n", o->cookie,
-		       o->record_first ? " (record before sample)" : "");
+		put(s, "stitched cookie=", 16);
+		put_xalt(s, o->cookie);
+		if (o->record_first)
+			put(s, " (record before sample)", 23);
+		s->out[s->len++] = '\n';
 		break;
-	case DS_OUT_KERNEL_ONLY:
-		printf("kernel-only cookie=%#" PRIx64 " (user stack not stitched: %s)\n",
-		       o->cookie, unm_name(o->reason));
+	case DS_OUT_KERNEL_ONLY: {
+		const char *why = unm_name(o->reason);
+
+		put(s, "kernel-only cookie=", 19);
+		put_xalt(s, o->cookie);
+		put(s, " (user stack not stitched: ", 27);
+		put(s, why, strlen(why));
+		put(s, ")\n", 2);
 		break;
+	}
 	case DS_OUT_COMPLETE:
-		printf("complete\n");
+		put(s, "complete\n", 9);
 		break;
 	default:
-		printf("no-callchain\n");
-		print_frame(s, ev, ev->ip, (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
-					   PERF_RECORD_MISC_KERNEL);
-		printf("\n");
-		return stdout_failed();
+		put(s, "no-callchain\n", 13);
+		err = print_frame(s, ev, ev->ip, (ev->misc & PERF_RECORD_MISC_CPUMODE_MASK) ==
+						 PERF_RECORD_MISC_KERNEL);
+		return err ? err : put_fmt(s, "\n");
 	}
 	for (uint64_t i = 0; i < o->nr; i++) {
-		uint64_t ip = o->chain[i];
+		uint64_t ip = o->chain[i], j;
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			ctx = true;
@@ -122,10 +573,22 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 				i++;
 			continue;
 		}
-		print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL);
+		if ((err = print_frame(s, ev, ip, ctx ? kernel : ip >= 0xffff800000000000ULL)))
+			return err;
+		if (!ctx)
+			continue;	/* each ip by its address: no run */
+		/* the callers after a context's first ip */
+		for (j = i + 1; j < o->nr && o->chain[j] < PERF_CONTEXT_MAX; j++)
+			;
+		if (j > i + 1 &&
+		    (err = print_run(s, ev->pid, kernel, o->chain + i + 1, (size_t)(j - i - 1))))
+			return err;
+		i = j - 1;
 	}
-	printf("\n");
-	return stdout_failed();
+	if ((err = room(s, 1)))
+		return err;
+	s->out[s->len++] = '\n';
+	return s->len >= OUT_CHUNK ? flush_out(s) : 0;
 }
 
 static void usage_script(FILE *f)
@@ -156,9 +619,11 @@ int cmd_script(int argc, char **argv)
 	const char *in = "perf.data", *ks = NULL;
 	char ksbuf[4096];
 	struct pipeline p;
-	struct script s = { &p, false };
+	struct script s;
 	int c, err, sym = PL_SYMBOLS;
 
+	memset(&s, 0, sizeof(s));
+	s.p = &p;
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
@@ -175,11 +640,26 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!ks)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
+	s.cap = OUT_CHUNK + 4096;
+	s.out = malloc(s.cap);
+	if (!s.out) {
+		die_msg("script: out of memory");
+		return 1;
+	}
 	err = pipeline_run(&p, in, ks, sym, script_cb, &s);
+	if (!err)
+		err = flush_out(&s);
 	if (!err)
 		err = finish_stdout();
 	if (!err)
 		print_pipeline_summary(stderr, &p);
+	else if (err == -ENOMEM && p.cb_err)
+		die_msg("script: out of memory");
 	pipeline_close(&p);
+	free(s.out);
+	free(s.tails);
+	free(s.tstr);
+	runs_clear(&s);
+	free(s.ra);
 	return err ? 1 : 0;
 }

@@ -447,8 +447,8 @@ DS_API int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
 DS_API const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
 /* What an ip resolves to: a plain view filled by ds_symbols_lookup().
- * Pointers stay valid until ds_symbols_free(), name until the next use of
- * the caller's buf. */
+ * Pointers stay valid until ds_symbols_free() (name: until the next use of
+ * the caller's buf when memory ran out). */
 struct ds_sym_info {
 	const char *name;	/* to display: the symbol, "[dso+0xoff]" when the
 				 * object has no symbol there (like perf) or is
@@ -481,6 +481,21 @@ struct ds_sym_info {
  */
 DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 			     struct ds_sym_info *out, char *buf, size_t len);
+/*
+ * Frames: every address is resolved once.  What it resolves to is interned
+ * as a frame with a dense id (0, 1, ...): user addresses per object and
+ * file offset (two processes mapping one library share its frames), kernel
+ * addresses per address, and one frame for "no mapping".  A cache of
+ * (pid, ip) -> frame answers again until the process's mappings change (an
+ * MMAP, exec or fork record).  ds_symbols_lookup() goes through it too.
+ * ds_symbols_frame(): the frame of ip (0 or -ENOMEM);
+ * ds_symbols_frame_info(): what frame id resolves to (its map fields are 0;
+ * strings valid until ds_symbols_free()), or NULL for an unknown id.
+ */
+DS_API int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+			    uint32_t *id);
+DS_API const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s,
+							uint32_t id);
 /* Last COMM seen for tid (or pid), "swapper" for tid 0, or NULL. */
 DS_API const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid);
 /* Parse a kallsyms-format text (exposed for tests): 0 or -errno.  Only a
@@ -522,6 +537,15 @@ DS_API int ds_fold_add(struct ds_fold *f, const char *comm, const struct ds_fram
 DS_API int ds_fold_add_weighted(struct ds_fold *f, const char *comm,
 				const struct ds_frames *frames, uint64_t samples,
 				uint64_t weight);
+/* The same from a callchain as recorded (leaf first, context markers),
+ * symbolized through s like ds_symbolize_chain(), faster: each frame's name
+ * is looked at once (ds_symbols_frame()), stacks are kept as arrays of
+ * name ids.  root: a frame put under the chain (e.g. "[user stack not
+ * stitched]"), or NULL.  One fold takes frames of one ds_symbols only
+ * (another: -EINVAL).  0, -ENOMEM. */
+DS_API int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
+			     uint32_t pid, const uint64_t *chain, uint64_t nr,
+			     const char *root, uint64_t samples, uint64_t weight);
 /* Total weight, and number of samples, added. */
 DS_API uint64_t ds_fold_total(const struct ds_fold *f);
 DS_API uint64_t ds_fold_samples(const struct ds_fold *f);

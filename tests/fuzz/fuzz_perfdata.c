@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * libFuzzer target.  The first input byte selects what the rest is:
- *   0: a perf.data file -> reader, merge, stitcher, symbols, folding, profile
+ *   0: a perf.data file -> reader, merge, stitcher, symbols, folding (from
+ *      names and from chains), profile
  *      (perf-report text with a call graph, pprof), flame graph
  *   1: u64 sample_type + raw record stream -> parse, merge, stitcher, rewrite
  *   2: u64 tail + u64 head + ring data -> ring buffer reader
@@ -17,6 +18,7 @@
 struct ctx {
 	struct ds_symbols *sym;
 	struct ds_fold *fold;
+	struct ds_fold *cfold;	/* the same stacks from the chains */
 	struct ds_profile *prof;
 	struct ds_frames fr;
 	uint8_t out[65536];
@@ -36,6 +38,10 @@ static int cb(void *arg, const struct ds_stitch_out *o)
 	if (c->sym && o->chain &&
 	    !ds_symbolize_chain(c->sym, o->ev->pid, o->chain, o->nr, &c->fr) && c->fold)
 		ds_fold_add_weighted(c->fold, "x", &c->fr, 1, o->ev->period);
+	if (c->sym && o->chain && c->cfold)
+		ds_fold_add_chain(c->cfold, c->sym, "x", o->ev->pid, o->chain, o->nr,
+				  o->kind == DS_OUT_KERNEL_ONLY ? "[marker]" : NULL, 1,
+				  o->ev->period);
 	if (c->sym && o->chain && c->prof)
 		ds_profile_add(c->prof, c->sym, "x", o->ev->pid, "e", o->chain, o->nr,
 			       o->ev->period, o->kind == DS_OUT_KERNEL_ONLY ? "[marker]" : NULL);
@@ -75,6 +81,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	memset(&c, 0, sizeof(c));
 	ds_symbols_new(&c.sym, NULL);
 	ds_fold_new(&c.fold);
+	ds_fold_new(&c.cfold);
 	ds_profile_new(&c.prof);
 	if (ds_merge_new(&m, &(struct ds_merge_opts){ .sz = sizeof(struct ds_merge_opts),
 						      .max_pending = 64 }) ||
@@ -109,6 +116,8 @@ static void fuzz_file(const uint8_t *d, size_t n)
 		if (nul) {
 			ds_fold_write(c.fold, nul);
 			ds_fold_write_svg(c.fold, nul, "f");
+			ds_fold_write(c.cfold, nul);
+			ds_fold_write_svg(c.cfold, nul, "f");
 			ds_profile_write_text(c.prof, nul,
 					      &(struct ds_text_opts){ .sz = sizeof(struct ds_text_opts),
 								      .graph = DS_GRAPH_CALLER,
@@ -121,6 +130,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	ds_merge_free(m);
 	ds_frames_free(&c.fr);
 	ds_fold_free(c.fold);
+	ds_fold_free(c.cfold);
 	ds_profile_free(c.prof);
 	ds_symbols_free(c.sym);
 	ds_reader_close(rd);
