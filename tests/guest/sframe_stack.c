@@ -223,6 +223,31 @@ static void tally_chain(const struct run *run, const struct ranges *rs,
 	}
 }
 
+/* Records of hits through sf_rec: sf_leaf <- sf_rec x 101 <- main? */
+static void deep_tally(const struct run *run, const struct ds_symtab *st, long *deep,
+		       long *full)
+{
+	*deep = *full = 0;
+	for (long i = 0; i < run->def.n; i++) {
+		const struct ds_rec *d = &run->def.recs[i];
+		const char *s;
+		uint64_t j;
+
+		if (!d->deferred || d->nr < 2 || (s = ds_symtab_lookup(st, d->ips[0]), !s) ||
+		    strcmp(s, "sf_leaf") || !(s = ds_symtab_lookup(st, d->ips[1] - 1)) ||
+		    strcmp(s, "sf_rec"))
+			continue;
+		(*deep)++;
+		for (j = 1; j < d->nr && j <= 101; j++) {
+			s = ds_symtab_lookup(st, d->ips[j] - 1);
+			if (!s || strcmp(s, "sf_rec"))
+				break;
+		}
+		s = j == 102 && j < d->nr ? ds_symtab_lookup(st, d->ips[j] - 1) : NULL;
+		*full += s && !strcmp(s, "main");
+	}
+}
+
 static void print_stats_delta(const struct stats *a, const struct stats *b)
 {
 	long walks = b->walks - a->walks;
@@ -241,6 +266,7 @@ static int check_static(int *failed)
 	char *argv[] = { DIR "/sf_static", "300", NULL };
 	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
 	struct stats s0, s1;
+	long deep, deep_full;
 	struct tally t;
 	struct run run;
 
@@ -251,8 +277,9 @@ static int check_static(int *failed)
 		return -1;
 	read_stats(&s1);
 	tally_chain(&run, NULL, st, chain, &t);
-	printf("# static: %ld deferred hits in sf_leaf, %ld with sf_leaf <- sf_mid <- sf_top <- main; classic (frame pointers): %ld of %ld\n",
-	       t.hits, t.full, t.classic_full, t.classic_hits);
+	deep_tally(&run, st, &deep, &deep_full);
+	printf("# static: %ld deferred hits in sf_leaf, %ld with sf_leaf <- sf_mid <- sf_top <- main, %ld through sf_rec of which %ld with sf_leaf <- sf_rec x 101 <- main; classic (frame pointers): %ld of %ld\n",
+	       t.hits, t.full, deep, deep_full, t.classic_full, t.classic_hits);
 	print_stats_delta(&s0, &s1);
 	if (mainline) {
 		printf("# mainline: not checked\n");
@@ -263,8 +290,10 @@ static int check_static(int *failed)
 			 t.hits);
 		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
 			 t.missing);
-		DS_CHECK(failed, t.full == t.hits,
-			 "every record holds the whole chain (%ld of %ld)", t.full, t.hits);
+		DS_CHECK(failed, deep >= 10, "hits through the 100-deep recursion (%ld)", deep);
+		DS_CHECK(failed, t.full + deep_full == t.hits,
+			 "every record holds the whole chain, 100-deep ones too (%ld + %ld of %ld)",
+			 t.full, deep_full, t.hits);
 		DS_CHECK(failed, s1.frames_sframe - s0.frames_sframe >= 3 * t.hits,
 			 "the frames came from SFrame (%ld)", s1.frames_sframe - s0.frames_sframe);
 	}

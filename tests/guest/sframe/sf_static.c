@@ -5,7 +5,9 @@
  * stack at each getppid() is sf_leaf <- sf_mid <- sf_top <- main, and only
  * an SFrame walk can tell it. Each function keeps a different amount of
  * stack, and rbp is used as a plain register, so a frame-pointer walk goes
- * wrong at once.
+ * wrong at once. Every 16th round goes through sf_rec instead, a recursion
+ * 100 deep whose frames are variable-sized (the CFA then follows rbp):
+ * sf_leaf <- sf_rec x 101 <- main.
  *
  *   sf_static MSEC
  */
@@ -50,6 +52,19 @@ noinline long sf_top(unsigned long x)
 	return r;
 }
 
+noinline long sf_rec(unsigned long depth, unsigned long x)
+{
+	volatile unsigned long pad[depth % 3 + 1];
+	long r;
+
+	pad[0] = x;
+	if (!depth)
+		return sf_leaf(x + pad[0]);
+	r = sf_rec(depth - 1, x + pad[0]);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	long msec = argc > 1 ? atol(argv[1]) : 300;
@@ -57,7 +72,7 @@ int main(int argc, char **argv)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0;; i++) {
-		sf_sink += sf_top(i);
+		sf_sink += i % 16 ? sf_top(i) : sf_rec(100, i);
 		if (i % 64)
 			continue;
 		clock_gettime(CLOCK_MONOTONIC, &t);
