@@ -35,6 +35,8 @@ for c in record report script convert; do
 	check "$c --help" bash -c "'$DS' $c --help | grep -q 'usage: deferstack $c'"
 done
 check "top-level --help" bash -c "'$DS' --help | grep -q 'commands:'"
+check "--version prints the Makefile's VERSION" \
+	bash -c "[ \"\$('$DS' --version)\" = \"deferstack \$(sed -n 's/^VERSION := //p' Makefile)\" ]"
 check "unknown command fails" bash -c "! '$DS' frobnicate 2>/dev/null"
 if command -v groff >/dev/null; then
 	check "man page renders" bash -c "groff -man -Tutf8 -ww -z man/deferstack.1 2>&1 | (! grep -q .) && groff -man -Tutf8 man/deferstack.1 | grep -q 'deferstack record'"
