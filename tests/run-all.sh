@@ -3,6 +3,8 @@
 #   1. user space: unit, golden, CLI and end-to-end tests (ASan+UBSan), fuzzing
 #      for a bounded time; the fresh-machine check (the install step in a
 #      minimal bookworm root, every command the scripts call resolves there);
+#      the Debian packages (make deb) installed with dpkg -i in such a root
+#      and tested from the installed files;
 #   2. the kernel series builds with clang (LLVM=1) as well as gcc, every patch
 #      is checkpatch --strict clean, the files it touches build W=1-clean, in
 #      the guest's configuration and in Debian's own (plus PREEMPT_RT,
@@ -56,6 +58,7 @@ differential() {
 stage install ds_install_all
 stage userspace userspace
 stage fresh-root "$root/tests/fresh-root.sh"
+stage deb-install "$root/tests/deb-install.sh"
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
