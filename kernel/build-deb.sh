@@ -10,7 +10,8 @@
 #                    default /boot/config-$(uname -r) (DS_KDEB_CONFIG overrides
 #                    the default, for tests)
 # --localmodconfig   keep only the modules loaded now (lsmod), or those listed
-#                    in --lsmod FILE (lsmod's output format)
+#                    in --lsmod FILE (lsmod's output format; DS_KDEB_LSMOD
+#                    gives a default, for tests)
 # --localversion S   appended to the release (default -deferstack), so the
 #                    kernel installs beside the distribution's
 # --debug-info       keep the configuration's debug info (DWARF, BTF): by
@@ -18,8 +19,9 @@
 #                    drops the linux-image-*-dbg package (BPF CO-RE tools need
 #                    BTF: use --debug-info for them)
 # --configure-only   stop after writing OBJDIR/.config
-# -O OBJDIR          build directory (default build/obj-deb), kept for
-#                    incremental rebuilds
+# -O OBJDIR          build directory, kept for incremental rebuilds (default
+#                    build/obj-deb-HASH, HASH of the configuration and the
+#                    options: another configuration does not undo this one's)
 # -o OUTDIR          where the .debs go (default out/kernel-deb)
 #
 # The source is build/linux (guest/kernel-lib.sh: extracted once, series
@@ -35,8 +37,8 @@ set -euo pipefail
 . "$(dirname "$0")/../guest/lib.sh"
 . "$DS_ROOT/guest/kernel-lib.sh"
 
-config= localmod=0 lsmod_file= suffix=-deferstack debuginfo=0 configure_only=0
-obj=$DS_BUILD/obj-deb outdir=$DS_ROOT/out/kernel-deb
+config= localmod=0 lsmod_file=${DS_KDEB_LSMOD:-} suffix=-deferstack debuginfo=0 configure_only=0
+obj= outdir=$DS_ROOT/out/kernel-deb
 usage() { sed -n '5,7p' "$0" | sed 's/^# *//' >&2; exit 2; }
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -57,6 +59,10 @@ done
 [ -f "$config" ] || ds_die "no configuration $config (give one with --config FILE; \
 /proc/config.gz or Debian's /usr/src/linux-config-6.12/config.amd64_none_amd64.xz are others)"
 case $suffix in ''|-*) ;; *) suffix=-$suffix ;; esac
+if [ -z "$obj" ]; then
+	obj=$( { cat "$config"; echo "$localmod $suffix $debuginfo"; } | sha256sum | cut -c1-10)
+	obj=$DS_BUILD/obj-deb-$obj
+fi
 # make -C runs in the source: the directories must be absolute
 obj=$(realpath -m "$obj")
 outdir=$(realpath -m "$outdir")

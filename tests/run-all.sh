@@ -5,7 +5,8 @@
 #      minimal bookworm root, every command the scripts call resolves there);
 #      the Debian packages (make deb) installed with dpkg -i in such a root
 #      and tested from the installed files;
-#   2. the kernel series builds with clang (LLVM=1) as well as gcc, every patch
+#   2. the kernel series builds with clang (LLVM=1) as well as gcc, and as a
+#      Debian package (make bindeb-pkg, on the small guest config), every patch
 #      is checkpatch --strict clean, the files it touches build W=1-clean, in
 #      the guest's configuration and in Debian's own (plus PREEMPT_RT,
 #      PREEMPT_NONE, !SMP and 32-bit variants);
@@ -62,6 +63,7 @@ stage deb-install "$root/tests/deb-install.sh"
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
+stage kernel-deb "$root/tests/kernel-deb.sh"
 stage checkpatch "$root/tests/checkpatch.sh"
 stage kernel-warnings "$root/tests/kernel-warnings.sh"
 stage config-compile "$root/tests/config-compile.sh"

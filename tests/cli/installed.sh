@@ -63,16 +63,19 @@ check "report: the stitch summary" \
 # the library through pkg-config, as its users build with it
 check "pkg-config --modversion deferstack: $version" \
 	bash -c "[ \"\$(pkg-config --modversion deferstack)\" = '$version' ]"
-# shellcheck disable=SC2046
-cc -std=c11 -Wall -Wextra -Werror $(pkg-config --cflags deferstack) tests/cli/so_consumer.c \
-	-o "$T/so_consumer" $(pkg-config --libs deferstack) 2> "$T/cc.err"
+pc_cflags=$(pkg-config --cflags deferstack)
+pc_libs=$(pkg-config --libs deferstack)
+pc_static=$(pkg-config --static --libs-only-l libdw zlib)
+# shellcheck disable=SC2086
+cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c -o "$T/so_consumer" \
+	$pc_libs 2> "$T/cc.err"
 check "consumer built with pkg-config's flags links libdeferstack.so.0" \
 	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*\[libdeferstack.so.0\]'" || cat "$T/cc.err"
 check "... and runs with the installed library: 6 samples, 4 stitched" \
 	bash -c "'$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
-# shellcheck disable=SC2046
-cc -std=c11 $(pkg-config --cflags deferstack) tests/cli/so_consumer.c -o "$T/so_static" \
-	-l:libdeferstack.a $(pkg-config --static --libs-only-l libdw zlib) -lstdc++ 2> "$T/ccs.err"
+# shellcheck disable=SC2086
+cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
+	-l:libdeferstack.a $pc_static -lstdc++ 2> "$T/ccs.err"
 check "... and with the installed .a (lib/README.md's static line)" \
 	bash -c "! readelf -d '$T/so_static' | grep -q libdeferstack && '$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'" ||
 	cat "$T/ccs.err"
