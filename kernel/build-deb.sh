@@ -20,8 +20,9 @@
 #                    BTF: use --debug-info for them)
 # --configure-only   stop after writing OBJDIR/.config
 # -O OBJDIR          build directory, kept for incremental rebuilds (default
-#                    build/obj-deb-HASH, HASH of the configuration and the
-#                    options: another configuration does not undo this one's)
+#                    build/obj-deb-HASH, HASH of the final .config: another
+#                    configuration does not undo this one's build, the same
+#                    one reached another way reuses it)
 # -o OUTDIR          where the .debs go (default out/kernel-deb)
 #
 # The source is build/linux (guest/kernel-lib.sh: extracted once, series
@@ -59,12 +60,15 @@ done
 [ -f "$config" ] || ds_die "no configuration $config (give one with --config FILE; \
 /proc/config.gz or Debian's /usr/src/linux-config-6.12/config.amd64_none_amd64.xz are others)"
 case $suffix in ''|-*) ;; *) suffix=-$suffix ;; esac
-if [ -z "$obj" ]; then
-	obj=$( { cat "$config"; echo "$localmod $suffix $debuginfo"; } | sha256sum | cut -c1-10)
-	obj=$DS_BUILD/obj-deb-$obj
+# The configuration is made in OBJDIR, or without -O in a scratch directory
+# and then moved to the build directory of its hash. make -C runs in the
+# source: the directories must be absolute.
+if [ -n "$obj" ]; then
+	obj=$(realpath -m "$obj")
+	kdir=$obj
+else
+	kdir=$DS_BUILD/obj-deb-config
 fi
-# make -C runs in the source: the directories must be absolute
-obj=$(realpath -m "$obj")
 outdir=$(realpath -m "$outdir")
 
 ds_need_pkgs "${DS_KERNEL_PKGS[@]}" "${DS_KDEB_PKGS[@]}"
@@ -72,19 +76,26 @@ mkdir -p "$DS_BUILD"
 ds_kernel_tree
 
 mk=(ARCH=x86_64 CC="ccache gcc" LOCALVERSION="$suffix")
-kmake() { make -s -C "$DS_SRC" O="$obj" "${mk[@]}" "$@" < /dev/null; }
-cfg() { "$DS_SRC/scripts/config" --file "$obj/.config" "$@"; }
+kmake() { make -s -C "$DS_SRC" O="$kdir" "${mk[@]}" "$@" < /dev/null; }
+cfg() { "$DS_SRC/scripts/config" --file "$kdir/.config" "$@"; }
 # cfg_str SYM: the value of a string option, without quotes
-cfg_str() { sed -n "s/^CONFIG_$1=\"\(.*\)\"$/\1/p" "$obj/.config"; }
+cfg_str() { sed -n "s/^CONFIG_$1=\"\(.*\)\"$/\1/p" "$kdir/.config"; }
 
-mkdir -p "$obj"
+mkdir -p "$kdir"
 case $config in
-*.xz) xz -dc "$config" > "$obj/.config.base" ;;
-*.gz) gzip -dc "$config" > "$obj/.config.base" ;;
-*) cp "$config" "$obj/.config.base" ;;
+*.xz) xz -dc "$config" > "$kdir/.config.base" ;;
+*.gz) gzip -dc "$config" > "$kdir/.config.base" ;;
+*) cp "$config" "$kdir/.config.base" ;;
 esac
-grep -q '^CONFIG_' "$obj/.config.base" || ds_die "$config is not a kernel configuration"
-cp "$obj/.config.base" "$obj/.config"
+grep -q '^CONFIG_' "$kdir/.config.base" || ds_die "$config is not a kernel configuration"
+# OBJDIR's .config is only replaced if it changes (a new time stamp alone
+# makes Kbuild redo its configuration steps)
+if [ "$kdir" = "$obj" ] && [ -f "$kdir/.config" ]; then
+	cp -p "$kdir/.config" "$kdir/.config.old-build"
+else
+	rm -f "$kdir/.config.old-build"
+fi
+cp "$kdir/.config.base" "$kdir/.config"
 
 # Certificates of the distribution's own build are not in the source.
 for sym in SYSTEM_TRUSTED_KEYS SYSTEM_REVOCATION_KEYS; do
@@ -101,7 +112,7 @@ if [ -n "$f" ] && [ "$f" != certs/signing_key.pem ] && [ ! -f "$f" ]; then
 fi
 # The release is exactly 6.12.N$suffix: no git hash of build/linux.
 cfg --disable LOCALVERSION_AUTO --set-str LOCALVERSION ""
-if [ $debuginfo -eq 0 ] && grep -q '^CONFIG_DEBUG_INFO=y' "$obj/.config"; then
+if [ $debuginfo -eq 0 ] && grep -q '^CONFIG_DEBUG_INFO=y' "$kdir/.config"; then
 	ds_log "debug info off (--debug-info keeps it)"
 	cfg --enable DEBUG_INFO_NONE --disable DEBUG_INFO_DWARF_TOOLCHAIN_DEFAULT \
 		--disable DEBUG_INFO_DWARF4 --disable DEBUG_INFO_DWARF5 --disable DEBUG_INFO
@@ -111,20 +122,32 @@ fi
 kmake olddefconfig > /dev/null
 if [ $localmod -eq 1 ]; then
 	if [ -z "$lsmod_file" ]; then
-		lsmod_file=$obj/lsmod
+		lsmod_file=$kdir/lsmod
 		lsmod > "$lsmod_file" || ds_die "lsmod failed (a kernel without loadable modules?)"
 	fi
 	ds_log "localmodconfig: keeping the $(($(wc -l < "$lsmod_file") - 1)) modules of $lsmod_file"
-	kmake LSMOD="$(realpath "$lsmod_file")" localmodconfig > "$obj/localmodconfig.log" 2>&1 ||
-		{ tail -5 "$obj/localmodconfig.log" >&2; ds_die "localmodconfig failed"; }
+	kmake LSMOD="$(realpath "$lsmod_file")" localmodconfig > "$kdir/localmodconfig.log" 2>&1 ||
+		{ tail -5 "$kdir/localmodconfig.log" >&2; ds_die "localmodconfig failed"; }
 fi
 frag=$DS_ROOT/kernel/config/feature.config
-(cd "$obj" && "$DS_SRC/scripts/kconfig/merge_config.sh" -m -O "$obj" .config "$frag" >/dev/null)
+(cd "$kdir" && "$DS_SRC/scripts/kconfig/merge_config.sh" -m -O "$kdir" .config "$frag" >/dev/null)
 kmake olddefconfig > /dev/null
-ds_config_check "$obj/.config" "$frag" || ds_die "$config cannot have deferred callchains"
-[ $debuginfo -eq 1 ] || ! grep -q '^CONFIG_DEBUG_INFO=y' "$obj/.config" ||
+ds_config_check "$kdir/.config" "$frag" || ds_die "$config cannot have deferred callchains"
+[ $debuginfo -eq 1 ] || ! grep -q '^CONFIG_DEBUG_INFO=y' "$kdir/.config" ||
 	ds_die "debug info did not turn off"
 krel=$(kmake kernelrelease)
+if [ "$kdir" = "$obj" ]; then
+	# keep the old time stamp when nothing changed
+	if cmp -s "$kdir/.config" "$kdir/.config.old-build"; then
+		mv "$kdir/.config.old-build" "$kdir/.config"
+	fi
+else
+	obj=$DS_BUILD/obj-deb-$(sha256sum < "$kdir/.config" | cut -c1-10)
+	mkdir -p "$obj"
+	cmp -s "$kdir/.config" "$obj/.config" || cp "$kdir/.config" "$obj/.config"
+	kdir=$obj
+fi
+rm -f "$obj/.config.old-build"
 ds_log "$krel: $(grep -c '=y$' "$obj/.config") built-in options, $(grep -c '=m$' "$obj/.config") modules ($obj/.config)"
 if [ $configure_only -eq 1 ]; then
 	echo "$obj/.config"

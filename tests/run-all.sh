@@ -16,7 +16,10 @@
 #      comparison of record layouts between it and ours, and our UAPI header
 #      against sid's 7.x linux-libc-dev;
 #   6. upstream perf 7.x (Debian sid's linux-perf) records with --call-graph
-#      fp,defer on our kernel and on the reference, and reads our CLI's files.
+#      fp,defer on our kernel and on the reference, and reads our CLI's files;
+#   7. every command of docs/own-machine.md: the packages built, installed in
+#      a fresh root, the guest booted from the installed kernel package runs
+#      the guide's record commands (deferstack and perf 7.x), uninstalled.
 # Installs what it needs (Debian packages, linux-source-6.12). Ends with
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
@@ -74,6 +77,7 @@ stage guest-ref guest ref ref
 skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
 stage perf7 "$root/tests/perf7.sh"
+stage own-machine "$root/tests/own-machine.sh"
 
 echo
 echo "stage times (s):"
