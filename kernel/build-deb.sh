@@ -15,9 +15,10 @@
 # --localversion S   appended to the release (default -deferstack), so the
 #                    kernel installs beside the distribution's
 # --debug-info       keep the configuration's debug info (DWARF, BTF): by
-#                    default it is turned off, which halves the build and
-#                    drops the linux-image-*-dbg package (BPF CO-RE tools need
-#                    BTF: use --debug-info for them)
+#                    default it is turned off, which saves about 15 % of the
+#                    compile time, BTF for every module and the large
+#                    linux-image-*-dbg package (BPF CO-RE tools need BTF: use
+#                    --debug-info for them)
 # --configure-only   stop after writing OBJDIR/.config
 # -O OBJDIR          build directory, kept for incremental rebuilds (default
 #                    build/obj-deb-HASH, HASH of the final .config: another

@@ -41,17 +41,7 @@ show() { sed 's/^/#   /' "$1" | tail -"${2:-15}"; }
 rm -rf "$work"
 mkdir -p "$work/blocks"
 # The blocks: block-NN.sh, and "NN<TAB>marks" lines in blocks.txt.
-awk -v dir="$work/blocks" '
-	/^<!-- run: .* -->$/ { m = $0; sub(/^<!-- run: /, "", m); sub(/ -->$/, "", m); want = 1; next }
-	/^```sh$/ {
-		fences++
-		if (!want) { print "unmarked block at line " NR > "/dev/stderr"; next }
-		n++; inb = 1; want = 0; f = sprintf("%s/block-%02d.sh", dir, n)
-		printf "%02d\t%s\n", n, m; printf "" > f; next }
-	inb && /^```$/ { inb = 0; close(f); next }
-	inb { print > f }
-	!/^[[:space:]]*$/ { want = 0 }
-	END { if (fences != n) exit 1 }' "$guide" > "$work/blocks.txt" 2> "$work/parse.err"
+awk -v dir="$work/blocks" -f "$DS_ROOT/tests/guide-blocks.awk" "$guide" > "$work/blocks.txt" 2> "$work/parse.err"
 if [ $? -ne 0 ] || [ ! -s "$work/blocks.txt" ]; then
 	cat "$work/parse.err"
 	bad "every sh block of docs/own-machine.md has a run mark"
