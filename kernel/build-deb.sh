@@ -155,6 +155,12 @@ if [ $configure_only -eq 1 ]; then
 	exit 0
 fi
 
+# The packages' Maintainer (mkdebian takes DEBFULLNAME and DEBEMAIL, else
+# the user name at the host name): yours if set, else debian/control's.
+maint=$(sed -n 's/^Maintainer: //p' "$DS_ROOT/debian/control")
+export DEBFULLNAME=${DEBFULLNAME:-${maint% <*}}
+maint=${maint#*<}
+export DEBEMAIL=${DEBEMAIL:-${maint%>}}
 # bindeb-pkg writes the packages into the build directory's parent.
 parent=$(dirname "$obj")
 rm -f "$parent"/linux-*"$krel"_*.deb "$parent"/linux-*"$krel"-dbg_*.deb

@@ -4,7 +4,8 @@
 #   1. the packages of the small guest configuration (guest/build-kernel.sh
 #      fast's .config): make bindeb-pkg for real, timed; linux-image-6.12.N-
 #      deferstack holds /boot/vmlinuz-6.12.N-deferstack and a config with the
-#      feature (kernel/config/feature.config);
+#      feature (kernel/config/feature.config), lintian finds no error or
+#      warning in it;
 #   2. Debian's own amd64 configuration (linux-config-6.12), configured only
 #      (--configure-only): the feature sticks, debug info is off, Debian's
 #      certificate files are dropped, the release is 6.12.N-deferstack; with
@@ -18,7 +19,7 @@ set -uo pipefail
 pass=0 fail=0
 ok()  { pass=$((pass + 1)); echo "ok - $1"; }
 bad() { fail=$((fail + 1)); echo "not ok - $1"; }
-check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; return 1; fi; }
 T=$(mktemp -d /tmp/ds-kdeb.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 log=$DS_BUILD/logs/kernel-deb
@@ -48,6 +49,10 @@ if [ -f "$image" ]; then
 	check "its /boot/config-$krel has the feature" \
 		bash -c "grep -qx CONFIG_UNWIND_USER=y '$T/image/boot/config-$krel' && grep -qx CONFIG_PERF_EVENTS=y '$T/image/boot/config-$krel'"
 	check "no linux-libc-dev kept" bash -c "! grep -q linux-libc-dev '$T/debs.txt'"
+	lintian --fail-on error,warning "$image" > "$T/lintian.txt" 2>&1
+	rc=$?
+	check "lintian: no error, no warning ($(grep -c '^[EWI]:' "$T/lintian.txt") tags)" test $rc -eq 0 ||
+		cat "$T/lintian.txt"
 fi
 
 # 2. Debian's configuration, configured only
