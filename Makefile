@@ -1,16 +1,17 @@
 # deferstack user space: library, CLI, tests, fuzz target, benchmark.
-# Outputs go to out/.  Targets: all static check fuzz bench install clean
+# Outputs go to out/.  Targets: all static dyn check fuzz bench install deb clean
 CC      ?= cc
 CLANG   ?= clang
 OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
-CPPFLAGS += -Iinclude -Ilib
+CPPFLAGS += -Iinclude -Ilib -DDS_VERSION='"$(VERSION)"'
 LDLIBS  := -ldw -lelf -lz -lstdc++
 STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
 # make install [PREFIX=/usr/local] [LIBDIR=$(PREFIX)/lib] [DESTDIR=]
+#              [INSTALL_CLI=$(OUT)/deferstack | $(OUT)/dyn/deferstack]
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
@@ -33,8 +34,11 @@ LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
 PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
 SO      := $(OUT)/libdeferstack.so.$(VERSION)
+# the CLI that make install installs: linked with the static library by
+# default; the Debian package installs the one linked with libdeferstack.so.0
+INSTALL_CLI ?= $(OUT)/deferstack
 
-.PHONY: all static check unit golden cli-tests e2e fuzz bench bench-file install clean
+.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -52,7 +56,7 @@ $(OUT)/pic/%.o: %.c $(LIB_HDR)
 
 # libdeferstack.so.0: versioned symbols from an explicit export list
 $(SO): $(PIC_OBJ) lib/libdeferstack.map
-	$(CC) $(CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libdeferstack.map \
+	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libdeferstack.map \
 		-Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)
 	ln -sf $(notdir $@) $(OUT)/$(SONAME)
 	ln -sf $(SONAME) $(OUT)/libdeferstack.so
@@ -64,7 +68,14 @@ $(OUT)/libdeferstack-san.a: $(SAN_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The CLI linked with libdeferstack.so.0 (what the deferstack .deb ships). It
+# also uses the library's hidden hash table, so that object is linked in.
+dyn: $(OUT)/dyn/deferstack
+$(OUT)/dyn/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/obj/lib/hash.o $(SO)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(OUT) -ldeferstack $(LDLIBS)
 
 # Statically linked CLI: libdw.a (libdwfl) needs libelf.a, zlib, liblzma
 # (MiniDebugInfo), libbz2 and libzstd (compressed sections); __cxa_demangle
@@ -72,7 +83,7 @@ $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 static: $(OUT)/static/deferstack
 $(OUT)/static/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -static -o $@ $^ $(STATIC_LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -static -o $@ $^ $(STATIC_LDLIBS)
 
 # ---- tests: cmocka unit + golden tests (ASan+UBSan), CLI bad-input, host e2e
 $(OUT)/san/deferstack: $(CLI_SRC:%.c=$(OUT)/san/%.o) $(OUT)/libdeferstack-san.a
@@ -118,10 +129,10 @@ bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
 	bench/file-bench.sh
 
 # the CLI, the shared and static library, headers, pkg-config file, man page
-install: all
+install: all $(INSTALL_CLI)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 		$(DESTDIR)$(PREFIX)/include/deferstack $(DESTDIR)$(MANDIR)/man1
-	install -m 755 $(OUT)/deferstack $(DESTDIR)$(PREFIX)/bin/deferstack
+	install -m 755 $(INSTALL_CLI) $(DESTDIR)$(PREFIX)/bin/deferstack
 	install -m 644 $(OUT)/libdeferstack.a $(DESTDIR)$(LIBDIR)/libdeferstack.a
 	install -m 755 $(SO) $(DESTDIR)$(LIBDIR)/$(notdir $(SO))
 	ln -sf $(notdir $(SO)) $(DESTDIR)$(LIBDIR)/$(SONAME)
@@ -132,6 +143,11 @@ install: all
 		lib/deferstack.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
 	install -m 644 man/deferstack.1 $(DESTDIR)$(MANDIR)/man1/deferstack.1
+
+# Debian packages (libdeferstack0, libdeferstack-dev, deferstack) from
+# debian/ with debhelper, checked with lintian, into $(OUT)/deb/
+deb:
+	pkg/build-deb.sh $(OUT)/deb
 
 clean:
 	rm -rf $(OUT)

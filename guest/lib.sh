@@ -68,8 +68,17 @@ DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zl
 	libc6-dbg golang-go pkgconf time gcc-multilib)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
+# Debian packages (make deb, pkg/build-deb.sh): dpkg-buildpackage (dpkg-dev),
+# dh (debhelper), lintian; the build dependencies of debian/control; man-db:
+# tests/cli/installed.sh reads the installed man page with man.
+DS_DEB_PKGS=(dpkg-dev debhelper lintian build-essential libdw-dev libelf-dev zlib1g-dev man-db)
+# Kernel packages (kernel/build-deb.sh, make bindeb-pkg): dpkg-buildpackage
+# and the dh_* commands of the generated debian/rules; openssl generates the
+# module signing key of configurations with MODULE_SIG; pahole (dwarves) for
+# BTF when debug info is kept; xz and gzip unpack compressed configurations.
+DS_KDEB_PKGS=(dpkg-dev debhelper openssl dwarves xz-utils gzip kmod)
 DS_ALL_PKGS=("${DS_KERNEL_PKGS[@]}" "${DS_GUEST_PKGS[@]}" "${DS_USER_PKGS[@]}"
-	"${DS_CHROOT_PKGS[@]}")
+	"${DS_CHROOT_PKGS[@]}" "${DS_DEB_PKGS[@]}" "${DS_KDEB_PKGS[@]}")
 
 # ds_install_all: what README's two commands need, installed where missing.
 ds_install_all() { ds_need_pkgs "${DS_ALL_PKGS[@]}"; }

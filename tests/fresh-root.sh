@@ -18,76 +18,31 @@
 # A package dropped from the install step fails the quick check.
 set -uo pipefail
 . "$(dirname "$0")/../guest/lib.sh"
+. "$DS_ROOT/guest/chroot-lib.sh"
 
 full=0
 [ "${1:-}" = --full ] && full=1
-mirror=${DS_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 dir=$DS_BUILD/fresh-root
-base=$dir/minbase-bookworm.tar
 root=$dir/root
 
 # Commands that no script names but that the builds call: Kbuild (compiler,
 # binutils, lexer and parser generators, bc for timeconst, perl and python3
 # for its scripts, rsync for headers_install, xz to unpack the source), the
-# clang build (LLVM=1), ccache, and what the harness copies rather than runs.
+# clang build (LLVM=1), ccache, and what the harness copies rather than runs;
+# make bindeb-pkg (kernel/build-deb.sh): dpkg-buildpackage, the dh_* commands
+# of the kernel's debian/rules, openssl for the module signing key, pahole for
+# BTF.
 INDIRECT_CMDS=(gcc as ld ld.lld llvm-ar llvm-nm llvm-objcopy llvm-strip flex bison bc
-	perl python3 rsync xz ccache busybox gzip cpio bash)
+	perl python3 rsync xz ccache busybox gzip cpio bash
+	dpkg-buildpackage dh_testdir dh_builddeb openssl pahole)
 INDIRECT_FILES=(/usr/src/linux-source-6.12.tar.xz /bin/busybox)
 
-# Unmount everything under the root, innermost first; never delete through a mount.
-unmount_root() {
-	local m
-	awk -v r="$root/" 'index($2, r) == 1 { print $2 }' /proc/self/mounts | sort -r |
-		while read -r m; do umount -l "$m" 2>/dev/null; done
-	! awk -v r="$root/" 'index($2, r) == 1 { f = 1 } END { exit !f }' /proc/self/mounts
-}
-trap unmount_root EXIT
-bind() {
-	mkdir -p "$root$2" && mount --bind "$1" "$root$2"
-}
-# in_root SCRIPT: run a bash script in the root with a clean environment, as a
-# fresh machine's root shell would (no PATH entries or variables of the host).
-in_root() {
-	chroot "$root" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-		HOME=/root bash -c "$1"
-}
+trap 'ds_root_umount "$root"' EXIT
+in_root() { ds_in_root "$root" "$1"; }
 
 ds_need_pkgs debootstrap debian-archive-keyring python3
-mkdir -p "$dir"
-if [ ! -f "$base" ]; then
-	ds_log "debootstrap --variant=minbase bookworm (cached in $base)"
-	rm -rf "$dir/bootstrap"
-	if ! debootstrap --variant=minbase bookworm "$dir/bootstrap" "$mirror" \
-		> "$dir/debootstrap.log" 2>&1; then
-		tail -5 "$dir/debootstrap.log" >&2
-		ds_die "debootstrap failed (log: $dir/debootstrap.log)"
-	fi
-	tar -C "$dir/bootstrap" -cf "$base.tmp" . && mv "$base.tmp" "$base"
-	rm -rf "$dir/bootstrap"
-fi
-
 # A new root every run: what an earlier run installed must not hide a gap.
-unmount_root || ds_die "cannot unmount what is mounted under $root"
-rm -rf --one-file-system "$root"
-mkdir -p "$root"
-tar -C "$root" -xf "$base" || ds_die "cannot unpack $base"
-# The host's apt sources (bookworm, -updates, -security: linux-source-6.12
-# comes from bookworm-security), as a fresh machine of this kind has them.
-rm -f "$root/etc/apt/sources.list"
-cp /etc/apt/sources.list.d/*.sources "$root/etc/apt/sources.list.d/" 2>/dev/null
-cp /etc/apt/sources.list "$root/etc/apt/" 2>/dev/null
-echo 'Acquire::Check-Valid-Until "false";' > "$root/etc/apt/apt.conf.d/99deferstack"
-printf '#!/bin/sh\nexit 101\n' > "$root/usr/sbin/policy-rc.d"
-chmod 755 "$root/usr/sbin/policy-rc.d"
-cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
-
-bind /proc /proc
-bind /sys /sys
-bind /dev /dev
-bind /dev/pts /dev/pts
-# Downloaded .debs are shared with the host, so only the first run downloads.
-mkdir -p /var/cache/apt/archives/partial
-bind /var/cache/apt/archives /var/cache/apt/archives
+ds_root_new "$root"
 # The project as a clone has it (.git included) plus the working tree's
 # changes, without build/ and out/.
 mkdir -p "$root/src"

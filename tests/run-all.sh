@@ -3,7 +3,10 @@
 #   1. user space: unit, golden, CLI and end-to-end tests (ASan+UBSan), fuzzing
 #      for a bounded time; the fresh-machine check (the install step in a
 #      minimal bookworm root, every command the scripts call resolves there);
-#   2. the kernel series builds with clang (LLVM=1) as well as gcc, every patch
+#      the Debian packages (make deb) installed with dpkg -i in such a root
+#      and tested from the installed files;
+#   2. the kernel series builds with clang (LLVM=1) as well as gcc, and as a
+#      Debian package (make bindeb-pkg, on the small guest config), every patch
 #      is checkpatch --strict clean, the files it touches build W=1-clean, in
 #      the guest's configuration and in Debian's own (plus PREEMPT_RT,
 #      PREEMPT_NONE, !SMP and 32-bit variants);
@@ -13,7 +16,10 @@
 #      comparison of record layouts between it and ours, and our UAPI header
 #      against sid's 7.x linux-libc-dev;
 #   6. upstream perf 7.x (Debian sid's linux-perf) records with --call-graph
-#      fp,defer on our kernel and on the reference, and reads our CLI's files.
+#      fp,defer on our kernel and on the reference, and reads our CLI's files;
+#   7. every command of docs/own-machine.md: the packages built, installed in
+#      a fresh root, the guest booted from the installed kernel package runs
+#      the guide's record commands (deferstack and perf 7.x), uninstalled.
 # Installs what it needs (Debian packages, linux-source-6.12). Ends with
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
@@ -56,9 +62,11 @@ differential() {
 stage install ds_install_all
 stage userspace userspace
 stage fresh-root "$root/tests/fresh-root.sh"
+stage deb-install "$root/tests/deb-install.sh"
 stage fuzz fuzz
 stage kernel-fast "$root/guest/build-kernel.sh" fast
 stage kernel-clang kernel_clang
+stage kernel-deb "$root/tests/kernel-deb.sh"
 stage checkpatch "$root/tests/checkpatch.sh"
 stage kernel-warnings "$root/tests/kernel-warnings.sh"
 stage config-compile "$root/tests/config-compile.sh"
@@ -69,6 +77,7 @@ stage guest-ref guest ref ref
 skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
 stage perf7 "$root/tests/perf7.sh"
+stage own-machine "$root/tests/own-machine.sh"
 
 echo
 echo "stage times (s):"

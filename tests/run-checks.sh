@@ -35,6 +35,8 @@ for c in record report script convert; do
 	check "$c --help" bash -c "'$DS' $c --help | grep -q 'usage: deferstack $c'"
 done
 check "top-level --help" bash -c "'$DS' --help | grep -q 'commands:'"
+check "--version prints the Makefile's VERSION" \
+	bash -c "[ \"\$('$DS' --version)\" = \"deferstack \$(sed -n 's/^VERSION := //p' Makefile)\" ]"
 check "unknown command fails" bash -c "! '$DS' frobnicate 2>/dev/null"
 if command -v groff >/dev/null; then
 	check "man page renders" bash -c "groff -man -Tutf8 -ww -z man/deferstack.1 2>&1 | (! grep -q .) && groff -man -Tutf8 man/deferstack.1 | grep -q 'deferstack record'"
@@ -74,6 +76,9 @@ expect_usage "--svg and --text are mutually exclusive" report --svg "$T/x.svg" -
 
 # --- hand-built raw deferred stream through the CLI
 "$OUT/tests/mkdata" "$T/m.data" || bad "mkdata"
+check "the bundled tests/cli/data/deferred.data is what mkdata writes" cmp -s "$T/m.data" tests/cli/data/deferred.data
+check "report --folded of the bundled recording = tests/cli/data/deferred.folded" \
+	bash -c "'$DS' report -i tests/cli/data/deferred.data -k tests/cli/data/deferred.ks --folded 2>/dev/null | cmp -s - tests/cli/data/deferred.folded"
 "$DSAN" script -i "$T/m.data" -k /dev/null > "$T/script.txt" 2> "$T/script.err"
 check "script exit 0" test $? -eq 0
 check "script: 4 stitched" test "$(grep -c ': stitched cookie' "$T/script.txt")" -eq 4

@@ -9,6 +9,10 @@
 #include <limits.h>
 
 #define PROG "deferstack"
+/* the Makefile's VERSION (-DDS_VERSION) */
+#ifndef DS_VERSION
+#define DS_VERSION "unknown"
+#endif
 
 /* print "deferstack: <msg>" on stderr */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

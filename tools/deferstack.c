@@ -16,7 +16,8 @@ static void usage(FILE *f)
 		"  report   top functions / folded stacks / SVG flame graph\n"
 		"  script   print every sample with its stitch status and frames\n"
 		"  convert  stitch a raw deferred perf.data into a classic one (perf 6.x)\n\n"
-		"'deferstack <command> --help' describes each command; see deferstack(1).\n");
+		"'deferstack <command> --help' describes each command, 'deferstack --version'\n"
+		"prints the version; see deferstack(1).\n");
 }
 
 int main(int argc, char **argv)
@@ -33,6 +34,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
 	    !strcmp(argv[1], "help")) {
 		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf(PROG " %s\n", DS_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "record"))

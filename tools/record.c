@@ -1215,7 +1215,7 @@ out_w:
 		info.osrelease = un.release;
 		info.arch = un.machine;
 	}
-	info.version = "deferstack-0.1";
+	info.version = PROG "-" DS_VERSION;
 	info.nr_cpus_avail = (uint32_t)ncpu;
 	info.nr_cpus_online = (uint32_t)ncpu;
 	info.argc = argc;
