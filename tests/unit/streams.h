@@ -139,9 +139,9 @@ static inline void sb_comm(struct sbuf *s, uint32_t tid, const char *comm, uint6
 	sb_end(s, at);
 }
 
-/* MMAP2 of path at [start, start + len) for pid, file offset 0 */
-static inline void sb_mmap2(struct sbuf *s, uint32_t pid, uint64_t start, uint64_t len,
-			    const char *path, uint64_t time)
+/* MMAP2 of path at [start, start + len) for pid, from file offset pgoff */
+static inline void sb_mmap2_at(struct sbuf *s, uint32_t pid, uint64_t start, uint64_t len,
+			       uint64_t pgoff, const char *path, uint64_t time)
 {
 	size_t at = sb_begin(s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	size_t n = strlen(path) + 1;
@@ -150,7 +150,7 @@ static inline void sb_mmap2(struct sbuf *s, uint32_t pid, uint64_t start, uint64
 	sb_u32x2(s, pid, pid);
 	sb_u64(s, start);
 	sb_u64(s, len);
-	sb_u64(s, 0);			/* pgoff */
+	sb_u64(s, pgoff);
 	sb_u32x2(s, 0, 0);		/* maj, min */
 	sb_u64(s, 0);			/* ino */
 	sb_u64(s, 0);			/* ino_generation */
@@ -159,6 +159,13 @@ static inline void sb_mmap2(struct sbuf *s, uint32_t pid, uint64_t start, uint64
 	sb_put(s, zero, (8 - n % 8) % 8);
 	sb_sid(s, pid, pid, time, 0);
 	sb_end(s, at);
+}
+
+/* MMAP2 of path at [start, start + len) for pid, file offset 0 */
+static inline void sb_mmap2(struct sbuf *s, uint32_t pid, uint64_t start, uint64_t len,
+			    const char *path, uint64_t time)
+{
+	sb_mmap2_at(s, pid, start, len, 0, path, time);
 }
 
 static inline void sb_round(struct sbuf *s)

@@ -56,22 +56,7 @@ static void feed(struct ds_symbols *sym, struct sbuf *s)
 static void mmap_at(struct ds_symbols *sym, struct sbuf *s, uint32_t pid, uint64_t start,
 		    uint64_t len, uint64_t pgoff, const char *path)
 {
-	size_t at = sb_begin(s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-	size_t n = strlen(path) + 1;
-	static const char zero[8];
-
-	sb_u32x2(s, pid, pid);
-	sb_u64(s, start);
-	sb_u64(s, len);
-	sb_u64(s, pgoff);
-	sb_u32x2(s, 0, 0);
-	sb_u64(s, 0);
-	sb_u64(s, 0);
-	sb_u32x2(s, 5, 2);
-	sb_put(s, path, n);
-	sb_put(s, zero, (8 - n % 8) % 8);
-	sb_sid(s, pid, pid, 0, 0);
-	sb_end(s, at);
+	sb_mmap2_at(s, pid, start, len, pgoff, path, 0);
 	feed(sym, s);
 }
 
