@@ -77,17 +77,6 @@ struct ds_symbols;
 int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
 			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
 			 size_t *n);
-/* What the frames of a chain depend on besides its words: the generation
- * of pid's mappings (0: none seen; changes with every MMAP, exec and fork
- * record of pid), and of the kernel symbols (changes when kallsyms are
- * loaded again, and when the mapping generations wrap: a cache keyed by
- * generations is emptied when it changes).  The same words, pid and
- * generations resolve alike. */
-uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
-uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
-/* Start loading what resolving user address ip of pid will read first (a
- * cache miss when addresses are many): call it some work before. */
-void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip);
 
 /*
  * libbpf-style options: copy the caller's struct of size sz (its

@@ -159,6 +159,11 @@ nm -D --defined-only "$I/usr/lib/libdeferstack.so" | awk '$2 == "T" { print $3 }
 sed 's/@.*//' "$T/api.so.v" | sort > "$T/api.so"
 check "exports = DS_API declarations = lib/libdeferstack.map ($(wc -l < "$T/api.so") functions)" \
 	bash -c "[ -s '$T/api.so' ] && cmp -s '$T/api.hdr' '$T/api.map' && cmp -s '$T/api.map' '$T/api.so'" || diff "$T/api.hdr" "$T/api.so"
+sed -n 's/^ \(ds_[a-z0-9_]*\)@DEFERSTACK_0.2 .*/\1/p' debian/libdeferstack0.symbols | sort > "$T/api.deb"
+check "debian/libdeferstack0.symbols lists the same exports" cmp -s "$T/api.deb" "$T/api.so" || diff "$T/api.deb" "$T/api.so"
+# the packaged CLI links the shared library: it may use exported API only
+check "CLI linked against libdeferstack.so (make dyn) runs" \
+	bash -c "make -s --no-print-directory dyn OUT='$OUT' > '$T/dyn.log' 2>&1 && LD_LIBRARY_PATH='$OUT' '$OUT/dyn/deferstack' --version > /dev/null" || cat "$T/dyn.log"
 check "exports are versioned DEFERSTACK_0.2, internals hidden" \
 	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
 PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"

@@ -446,6 +446,17 @@ DS_API int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev);
  * Returned pointer valid until the next call with buf; uses buf[len]. */
 DS_API const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip,
 			       bool kernel, char *buf, size_t len);
+/* What the frames of a chain depend on besides its words: the generation
+ * of pid's mappings (0: none seen; changes with every MMAP, exec and fork
+ * record of pid), and of the kernel symbols (changes when kallsyms are
+ * loaded again, and when the mapping generations wrap: a cache keyed by
+ * generations is emptied when it changes).  The same words, pid and
+ * generations resolve alike. */
+DS_API uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid);
+DS_API uint32_t ds_symbols_kernel_gen(const struct ds_symbols *s);
+/* Start loading what resolving user address ip of pid will read first (a
+ * cache miss when addresses are many): call it some work before. */
+DS_API void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip);
 /* What an ip resolves to: a plain view filled by ds_symbols_lookup().
  * Pointers stay valid until ds_symbols_free() (name: until the next use of
  * the caller's buf when memory ran out). */
