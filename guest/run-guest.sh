@@ -56,7 +56,7 @@ ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s, console $lo
 start=$(date +%s)
 timeout -k 10 "$timeout" qemu-system-x86_64 -M pc -cpu max -smp 2 -m 2048 \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
-	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite ds.period_scale=$scale" \
+	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}" \
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
 qrc=$?
 elapsed=$(( $(date +%s) - start ))

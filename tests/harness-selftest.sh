@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The harness must turn a failing guest test, a guest panic and a guest hang
-# into a failed run. Boots the fast kernel three times with suites that do
-# exactly that and passes only if every one of them is reported as a failure.
+# into a failed run, and stop a test that outlives its budget with the
+# kernel's task states on the console. Boots the fast kernel with suites that
+# do exactly that and passes only if every one of them is reported as a failure.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 pass=0 fail=0
@@ -22,5 +23,18 @@ expect_failure() {
 expect_failure selftest-fail 120
 expect_failure selftest-panic 120
 expect_failure selftest-hang 30
+# a stuck test: stopped by the guest after its budget, long before the host
+# timeout, with the blocked tasks and every task's state shown
+log=${DS_BUILD:-$root/build}/logs/fast-selftest-stuck.log
+t0=$(date +%s)
+DS_TEST_BUDGET=5 expect_failure selftest-stuck 300
+if grep -aq 'not ok 1 - selftest-stuck' "$log" && grep -aq 'still running after 5s' "$log" &&
+	grep -aq 'sysrq: Show State' "$log" && grep -aq 'DEFERSTACK-RESULT: 0 passed, 1 failed' "$log"; then
+	pass=$((pass + 1))
+	echo "ok - the stuck test was stopped after its budget, task states shown ($(( $(date +%s) - t0 ))s in all)"
+else
+	fail=$((fail + 1))
+	echo "not ok - the stuck test was not stopped by its budget (console: $log)"
+fi
 echo "harness selftest: $pass passed, $fail failed"
 [ $fail -eq 0 ]
