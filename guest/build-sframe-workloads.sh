@@ -8,7 +8,8 @@
 #
 # The directory holds sf_static (static), sf_dyn with its loader and C
 # library (its interpreter is /opt/sframe/lib/ld-linux-x86-64.so.2), and two
-# copies of the plugin sf_plug (libsfplug.so, libsfplug2.so). Exit 3 when
+# copies of the plugin sf_plug (libsfplug.so, libsfplug2.so), and the
+# library sf_dyn is linked with (libsflink.so, with a tail call). Exit 3 when
 # sid cannot be downloaded (as fetch-perf7.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -44,8 +45,11 @@ flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wa
 chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -static -o sf_static sf_static.c &&
 	gcc $flags -fPIC -shared -o libsfplug.so sf_plug.c &&
+	gcc $flags -foptimize-sibling-calls -fPIC -shared -o libsflink.so sf_link.c &&
+	objdump -d --no-show-raw-insn libsflink.so | grep -A8 '<link_top>:' | grep -q 'jmp.*<link_tail' &&
 	gcc $flags -rdynamic -Wl,--dynamic-linker=/opt/sframe/lib/ld-linux-x86-64.so.2 \
-		-Wl,-rpath,/opt/sframe/lib -o sf_dyn sf_dyn.c &&
+		-Wl,-rpath,/opt/sframe/lib -o sf_dyn sf_dyn.c -L. -lsflink &&
+	readelf -lW libsflink.so | grep -q GNU_SFRAME &&
 	readelf -lW sf_static | grep -q GNU_SFRAME &&
 	readelf -lW libsfplug.so | grep -q GNU_SFRAME &&
 	readelf -lW sf_dyn | grep -q GNU_SFRAME" >&2 ||
@@ -54,6 +58,7 @@ b=$root/tmp/sframe-build
 install -m 755 "$b/sf_static" "$b/sf_dyn" "$out/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
+install -m 644 "$b/libsflink.so" "$out/lib/libsflink.so"
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	cp -L "$root$lib" "$out/lib/$(basename "$lib")"
 done

@@ -12,6 +12,12 @@
  *            dlopen()) <- dy_call <- main (a dynamic executable), twice:
  *            the second round loads a copy of the plugin (another inode)
  *            where the first was, after dlclose();
+ *   link:    link_leaf <- link_tail <- dy_link <- main, through a library
+ *            sf_dyn is linked with, called through the PLT, whose entry
+ *            tail-calls link_tail;
+ *   signal:  sf_leaf <- sf_mid <- sf_on_signal <- signal return <- sf_spin
+ *            <- main: a SIGALRM handler's calls, walked through the signal
+ *            frame into the code the signal interrupted;
  *   corrupt: the static workload with bytes of its .sframe changed, many
  *            times: the walk must end, the workload run, and the kernel
  *            mark the bad tables untrusted (the harness fails on a splat).
@@ -52,7 +58,8 @@ struct ranges {
 };
 
 struct stats {
-	long walks, frames_sframe, frames_fp, objects_sframe, objects_plain, objects_untrusted;
+	long walks, frames_sframe, frames_fp, frames_signal, objects_sframe, objects_plain;
+	long objects_untrusted;
 };
 
 static int mainline;
@@ -73,6 +80,8 @@ static void read_stats(struct stats *s)
 			s->frames_sframe = v;
 		else if (!strcmp(key, "frames_fp"))
 			s->frames_fp = v;
+		else if (!strcmp(key, "frames_signal"))
+			s->frames_signal = v;
 		else if (!strcmp(key, "objects_sframe"))
 			s->objects_sframe = v;
 		else if (!strcmp(key, "objects_plain"))
@@ -91,7 +100,10 @@ static const char *range_name(const struct ranges *rs, uint64_t ip)
 	return NULL;
 }
 
-/* Does the user chain start with @chain (ip first, return addresses - 1)? */
+/*
+ * Does the user chain start with @chain (ip first, return addresses - 1)?
+ * "*" in @chain stands for any one frame.
+ */
 static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
 			 const uint64_t *ips, uint64_t nr, const char *const *chain)
 {
@@ -104,6 +116,8 @@ static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
 		if (j >= nr)
 			return false;
 		ip = j ? ips[j] - 1 : ips[j];
+		if (!strcmp(chain[j], "*"))	/* any frame */
+			continue;
 		s = rs ? range_name(rs, ip) : ds_symtab_lookup(st, ip);
 		if (!s || strcmp(s, chain[j]))
 			return false;
@@ -303,29 +317,13 @@ static int check_static(int *failed)
 	return 0;
 }
 
-static int check_dlopen(int *failed)
+/* "round N", then "name start end" lines (N = 1, 2); the pipe holds them all. */
+static void read_rounds(int fd, struct ranges rounds[2])
 {
-	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
-					     "main", NULL };
-	char *argv[] = { DIR "/sf_dyn", "300", DIR "/lib/libsfplug.so", DIR "/lib/libsfplug2.so",
-			 NULL };
-	struct ranges rounds[2] = { 0 }, all;
-	struct tally sum;
-	struct stats s0, s1;
-	struct run run;
+	FILE *f = fdopen(fd, "r");
 	char line[256];
-	int pfd[2], round = -1;
-	FILE *f;
+	int round = -1;
 
-	if (pipe(pfd))
-		return -1;
-	read_stats(&s0);
-	if (run_sampled(argv, pfd[1], &run))
-		return -1;
-	read_stats(&s1);
-	close(pfd[1]);
-	/* "round N", then "name start end" lines; the pipe holds them all. */
-	f = fdopen(pfd[0], "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		struct range r;
 
@@ -339,6 +337,30 @@ static int check_dlopen(int *failed)
 	}
 	if (f)
 		fclose(f);
+	else
+		close(fd);
+}
+
+static int check_dlopen(int *failed)
+{
+	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
+					     "main", NULL };
+	char *argv[] = { DIR "/sf_dyn", "300", DIR "/lib/libsfplug.so", DIR "/lib/libsfplug2.so",
+			 NULL };
+	struct ranges rounds[2] = { 0 }, all;
+	struct tally sum;
+	struct stats s0, s1;
+	struct run run;
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, pfd[1], &run))
+		return -1;
+	read_stats(&s1);
+	close(pfd[1]);
+	read_rounds(pfd[0], rounds);
 	/* Both rounds' functions in one table: the plugins are never mapped at once. */
 	all = rounds[0];
 	for (int i = 0; i < rounds[1].n && all.n < MAX_FUNCS; i++)
@@ -374,6 +396,127 @@ static int check_dlopen(int *failed)
 	}
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/*
+ * A library linked with the executable, called through the PLT, whose entry
+ * point tail-calls: link_leaf <- link_tail <- dy_link <- main (link_top
+ * left no frame).
+ */
+static int check_link(int *failed)
+{
+	static const char *const chain[] = { "link_leaf", "link_tail", "dy_link", "main", NULL };
+	char *argv[] = { DIR "/sf_dyn", "300", "link", NULL };
+	struct ranges rounds[2] = { 0 };
+	struct stats s0, s1;
+	struct tally t;
+	struct run run;
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, pfd[1], &run))
+		return -1;
+	read_stats(&s1);
+	close(pfd[1]);
+	read_rounds(pfd[0], rounds);
+	tally_chain(&run, &rounds[0], NULL, chain, &t);
+	printf("# linked library, tail call: %ld deferred hits in link_leaf, %ld with link_leaf <- link_tail <- dy_link <- main; classic: %ld of %ld\n",
+	       t.hits, t.full, t.classic_full, t.classic_hits);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "linked workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[0].n == 5, "it said where its functions are (%d)",
+			 rounds[0].n);
+		DS_CHECK(failed, t.hits >= 100, "at least 100 deferred hits in link_leaf (%ld)",
+			 t.hits);
+		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
+			 t.missing);
+		DS_CHECK(failed, t.full == t.hits,
+			 "every record holds the chain across the library, past the tail call (%ld of %ld)",
+			 t.full, t.hits);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/*
+ * A signal handler's calls: sf_leaf <- sf_mid <- sf_on_signal <- the signal
+ * return <- sf_spin <- main, through the signal frame to the interrupted
+ * code. A signal that lands in main between two sf_spin calls gives
+ * ... <- the signal return <- main.
+ */
+static int check_signal(int *failed)
+{
+	static const char *const handler[] = { "sf_leaf", "sf_mid", "sf_on_signal", NULL };
+	static const char *const spin[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*", "sf_spin",
+					    "main", NULL };
+	static const char *const in_main[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*", "main",
+					       NULL };
+	char *argv[] = { DIR "/sf_static", "300", "signal", NULL };
+	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
+	long hits = 0, through = 0, main_hits = 0, classic_hits = 0, classic_through = 0;
+	struct stats s0, s1;
+	struct tally t;
+	struct run run;
+
+	if (!st)
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, -1, &run))
+		return -1;
+	read_stats(&s1);
+	tally_chain(&run, NULL, st, handler, &t);
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d = &run.def.recs[i];
+
+		if (!d->deferred || !chain_starts(NULL, st, d->ips, d->nr, handler))
+			continue;
+		hits++;
+		if (chain_starts(NULL, st, d->ips, d->nr, spin))
+			through++;
+		else if (chain_starts(NULL, st, d->ips, d->nr, in_main))
+			main_hits++;
+	}
+	for (long i = 0; i < run.cls.n; i++) {
+		const struct ds_rec *c = &run.cls.recs[i];
+
+		if (c->deferred || c->user_start < 0 ||
+		    !chain_starts(NULL, st, &c->ips[c->user_start], c->nr - c->user_start, handler))
+			continue;
+		classic_hits++;
+		classic_through += chain_starts(NULL, st, &c->ips[c->user_start],
+						c->nr - c->user_start, spin);
+	}
+	printf("# signal: %ld deferred records in the handler's calls, %ld through the signal frame to sf_spin <- main, %ld to main; classic (frame pointers): %ld of %ld\n",
+	       hits, through, main_hits, classic_through, classic_hits);
+	print_stats_delta(&s0, &s1);
+	printf("# stats: %ld frames through signal frames\n", s1.frames_signal - s0.frames_signal);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "signal workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, hits >= 100, "at least 100 deferred records in the handler (%ld)",
+			 hits);
+		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
+			 t.missing);
+		DS_CHECK(failed, through + main_hits == hits && through * 10 >= hits * 9,
+			 "every record goes through the signal frame into the interrupted code, mostly sf_spin (%ld + %ld of %ld)",
+			 through, main_hits, hits);
+		DS_CHECK(failed, s1.frames_signal - s0.frames_signal >= hits,
+			 "counted as frames through signal frames (%ld)",
+			 s1.frames_signal - s0.frames_signal);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	ds_symtab_free(st);
 	return 0;
 }
 
@@ -490,7 +633,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	mainline = ds_kernel_is_mainline();
-	if (check_static(&failed) || check_dlopen(&failed) || check_corrupt(&failed, rounds)) {
+	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) ||
+	    check_signal(&failed) || check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;
 	}

@@ -9,7 +9,12 @@
  * inode) is mapped where the first was, so the kernel must drop what it
  * cached for the first.
  *
+ * With "link" instead of plugins, it calls link_top of the library it is
+ * linked with (libsflink.so, through the PLT), which tail-calls link_tail:
+ * link_leaf <- link_tail <- dy_link <- main.
+ *
  *   sf_dyn MSEC PLUGIN...
+ *   sf_dyn MSEC link
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -17,11 +22,17 @@
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define noinline __attribute__((noinline))
 
 typedef long (*plug_fn)(unsigned long);
+
+/* libsflink.so */
+long link_leaf(unsigned long x);
+long link_tail(unsigned long x);
+long link_top(unsigned long x);
 
 volatile unsigned long dy_sink;
 
@@ -32,6 +43,17 @@ noinline long dy_call(plug_fn fn, unsigned long x)
 
 	pad[x % 9] = x;
 	r = fn(x + pad[x % 9]);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+noinline long dy_link(unsigned long x)
+{
+	volatile unsigned long pad[3];
+	long r;
+
+	pad[x % 3] = x;
+	r = link_top(x + pad[x % 3]);
 	__asm__ volatile("" ::: "memory");	/* no tail call */
 	return r;
 }
@@ -54,6 +76,28 @@ int main(int argc, char **argv)
 	long msec = argc > 1 ? atol(argv[1]) : 300;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[2], "link")) {
+		struct timespec t0, t;
+
+		printf("round 1\n");
+		where("link_leaf", (void *)link_leaf);
+		where("link_tail", (void *)link_tail);
+		where("link_top", (void *)link_top);
+		where("dy_link", (void *)dy_link);
+		where("main", (void *)main);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (unsigned long i = 0;; i++) {
+			dy_sink += dy_link(i);
+			if (i % 64)
+				continue;
+			clock_gettime(CLOCK_MONOTONIC, &t);
+			if ((t.tv_sec - t0.tv_sec) * 1000 +
+			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= msec)
+				break;
+		}
+		printf("done\n");
+		return 0;
+	}
 	for (int p = 2; p < argc; p++) {
 		void *h = dlopen(argv[p], RTLD_NOW | RTLD_LOCAL);
 		plug_fn top;

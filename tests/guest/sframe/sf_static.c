@@ -9,9 +9,17 @@
  * 100 deep whose frames are variable-sized (the CFA then follows rbp):
  * sf_leaf <- sf_rec x 101 <- main.
  *
- *   sf_static MSEC
+ * With "signal", an interval timer's SIGALRM interrupts sf_spin and its
+ * handler makes the calls instead: sf_leaf <- sf_mid <- sf_on_signal <-
+ * the C library's signal return <- sf_spin <- main. Only a walk through
+ * the signal frame gets from the handler to the code it interrupted.
+ *
+ *   sf_static MSEC [signal]
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
 #include <time.h>
 
 #define noinline __attribute__((noinline))
@@ -65,10 +73,47 @@ noinline long sf_rec(unsigned long depth, unsigned long x)
 	return r;
 }
 
+static volatile sig_atomic_t sf_signals;
+
+noinline void sf_on_signal(int sig)
+{
+	for (unsigned long i = 0; i < 8; i++)
+		sf_sink += sf_mid(i + (unsigned long)sig);
+	sf_signals++;
+}
+
+/* Spin until the next signal has been handled: the signal comes here. */
+noinline void sf_spin(void)
+{
+	sig_atomic_t seen = sf_signals;
+	unsigned long x = sf_sink;
+
+	while (sf_signals == seen)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	sf_sink = x;
+}
+
+static int run_signal(long msec)
+{
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sf_on_signal;
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 1;
+	while (sf_signals < msec / 2)
+		sf_spin();
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long msec = argc > 1 ? atol(argv[1]) : 300;
 	struct timespec t0, t;
+
+	if (argc > 2 && !strcmp(argv[2], "signal"))
+		return run_signal(msec);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0;; i++) {
