@@ -9,7 +9,8 @@
 # The directory holds sf_static (static), sf_dyn with its loader and C
 # library (its interpreter is /opt/sframe/lib/ld-linux-x86-64.so.2), and two
 # copies of the plugin sf_plug (libsfplug.so, libsfplug2.so), and the
-# library sf_dyn is linked with (libsflink.so, with a tail call). Exit 3 when
+# library sf_dyn is linked with (libsflink.so, with a tail call); and the
+# main job's example workload without frame pointers (example_workload_nofp). Exit 3 when
 # sid cannot be downloaded (as fetch-perf7.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,18 +33,22 @@ if [ ! -e "$root/.sframe-toolchain" ]; then
 fi
 
 # Rebuild when a source or this script is newer than the last build.
-if [ -e "$out/.done" ] && [ -z "$(find "$src" "$0" -newer "$out/.done" -print -quit)" ]; then
+# The main job's example workload, built the same way (no frame pointers).
+example=("$DS_ROOT/tests/guest/example_workload.c" "$DS_ROOT/tests/guest/workload.c" "$DS_ROOT/tests/guest/workload.h")
+if [ -e "$out/.done" ] && [ -z "$(find "$src" "${example[@]}" "$0" -newer "$out/.done" -print -quit)" ]; then
 	echo "$out"
 	exit 0
 fi
 rm -rf "$out" "$root/tmp/sframe-build"
 mkdir -p "$out/lib" "$root/tmp/sframe-build"
-cp "$src"/*.c "$root/tmp/sframe-build/"
+cp "$src"/*.c "${example[@]}" "$root/tmp/sframe-build/"
 # No frame pointers, SFrame tables; no inlining or sibling calls across the
 # functions whose chain the test checks.
 flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wall -Wextra -Werror"
 chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -static -o sf_static sf_static.c &&
+	gcc $flags -static -o example_workload_nofp example_workload.c workload.c &&
+	readelf -lW example_workload_nofp | grep -q GNU_SFRAME &&
 	gcc $flags -fPIC -shared -o libsfplug.so sf_plug.c &&
 	gcc $flags -foptimize-sibling-calls -fPIC -shared -o libsflink.so sf_link.c &&
 	objdump -d --no-show-raw-insn libsflink.so | grep -A8 '<link_top>:' | grep -q 'jmp.*<link_tail' &&
@@ -55,7 +60,7 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 	readelf -lW sf_dyn | grep -q GNU_SFRAME" >&2 ||
 	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain?)"
 b=$root/tmp/sframe-build
-install -m 755 "$b/sf_static" "$b/sf_dyn" "$out/"
+install -m 755 "$b/sf_static" "$b/sf_dyn" "$b/example_workload_nofp" "$out/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
 install -m 644 "$b/libsflink.so" "$out/lib/libsflink.so"

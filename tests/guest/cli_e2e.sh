@@ -59,4 +59,45 @@ unmatched=$(sed -n 's/.* \([0-9][0-9]*\) unmatched.*/\1/p' report-cs.log | head 
 check "off-CPU samples stitched (${stitched:-none})" "[ ${stitched:-0} -ge 20 ]"
 check "no off-CPU sample left unstitched (${unmatched:-?})" "[ \"${unmatched:-x}\" = 0 ]"
 check "off-CPU profile shows the scheduler" "grep -q schedule cs.folded"
+
+# No frame pointers: the same workload built by sid's gcc without them and
+# with SFrame tables (guest/build-sframe-workloads.sh). Our kernel walks it by
+# SFrame; mainline has no SFrame walk of user stacks, so it is ours only.
+nofp=/opt/sframe/example_workload_nofp
+if [ -x $nofp ] && [ -e /sys/kernel/debug/unwind_user/stats ]; then
+	deferstack record --mode defer -F 2000 -o nofp.data -- $nofp 2000 8388608 \
+		2> record-nofp.log
+	rc=$?
+	sed 's/^/# /' record-nofp.log
+	check "no frame pointers: record exits 0" "[ $rc -eq 0 ]"
+	deferstack report -i nofp.data --folded > nofp.folded 2> report-nofp.log
+	deferstack report -i nofp.data --svg flamegraph-nofp.svg 2>/dev/null
+	check "no frame pointers: the read chain from main" \
+		"grep -q 'main;workload_run;$read_chain' nofp.folded"
+	check "no frame pointers: the spin chain from main" \
+		"grep -q 'main;workload_run;$spin_chain' nofp.folded"
+	# Complete: every sample in the workload's functions (wl_*) has them in
+	# call order, called by workload_run called by main.
+	set -- $(awk '{
+		n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";")
+		first = 0
+		for (i = 1; i <= k; i++) if (f[i] ~ /^wl_/) { first = i; break }
+		if (!first) next
+		total += n
+		if (first < 3 || f[first - 1] != "workload_run" || f[first - 2] != "main") next
+		if (f[first] == "wl_read_top") split("wl_read_top wl_read_mid wl_read_leaf wl_syscall3", e, " ")
+		else if (f[first] == "wl_spin_top") split("wl_spin_top wl_spin_mid wl_spin_leaf", e, " ")
+		else next
+		ok = 1
+		for (j = first; j <= k && f[j] ~ /^wl_/; j++) if (f[j] != e[j - first + 1]) ok = 0
+		if (ok) whole += n
+	} END { print whole + 0, total + 0 }' nofp.folded)
+	whole=$1 total=$2
+	check "no frame pointers: every sample in the workload's functions has its whole chain ($whole of $total)" \
+		"[ $total -ge 100 ] && [ $whole -eq $total ]"
+	check "no frame pointers: flame graph written" \
+		"grep -q wl_read_leaf flamegraph-nofp.svg"
+else
+	echo "# no-frame-pointer variant skipped: no SFrame workloads or no SFrame walk"
+fi
 exit $fail
