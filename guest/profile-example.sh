@@ -7,6 +7,8 @@
 #   out/main-job/task.folded      folded stacks (FlameGraph, speedscope)
 #   out/main-job/script.txt       every sample with cookie and stitch status
 #   out/main-job/task.data        perf.data (raw deferred records; perf 7.x)
+#   out/main-job/flamegraph-nofp.svg, nofp.folded: the same workload built
+#                                 without frame pointers, walked by SFrame
 # Installs what it needs on first use.
 #
 #   guest/profile-example.sh [-k fast|debug|ref]
@@ -29,6 +31,6 @@ if [ -f "$out/report.txt" ]; then
 	echo
 	head -40 "$out/report.txt"
 	echo
-	ds_log "results in $out: report.txt flamegraph.svg task.folded script.txt task.data"
+	ds_log "results in $out: report.txt flamegraph.svg task.folded script.txt task.data flamegraph-nofp.svg"
 fi
 exit $rc
