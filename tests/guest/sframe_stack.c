@@ -18,6 +18,8 @@
  *   signal:  sf_leaf <- sf_mid <- sf_on_signal <- signal return <- sf_spin
  *            <- main: a SIGALRM handler's calls, walked through the signal
  *            frame into the code the signal interrupted;
+ *   unmap:   a thread unmaps the page of plug_leaf while walks go through
+ *            it: the walks end cleanly, the workload dies of SIGSEGV;
  *   corrupt: the static workload with bytes of its .sframe changed, many
  *            times: the walk must end, the workload run, and the kernel
  *            mark the bad tables untrusted (the harness fails on a splat).
@@ -520,6 +522,66 @@ static int check_signal(int *failed)
 	return 0;
 }
 
+/*
+ * A mapping that goes while the walks use it: a thread unmaps the page of
+ * plug_leaf while the other calls through the plugin; the cached table of
+ * the mapping must be dropped (its range changed), the walks must end
+ * cleanly, and the process dies of SIGSEGV in the hole.
+ */
+static int check_unmap(int *failed)
+{
+	char *argv[] = { DIR "/sf_dyn", "400", "unmap", DIR "/lib/libsfplug.so", NULL };
+	struct ranges rounds[2] = { 0 };
+	struct stats s0, s1;
+	struct tally t;
+	struct run run;
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, pfd[1], &run))
+		return -1;
+	read_stats(&s1);
+	close(pfd[1]);
+	read_rounds(pfd[0], rounds);
+	/* Only plug_leaf's range is known: count the records that start in it. */
+	memset(&t, 0, sizeof(t));
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d = &run.def.recs[i];
+
+		if (d->deferred && d->nr && rounds[0].n &&
+		    range_name(&rounds[0], d->ips[0]))
+			t.hits++;
+		if (!d->deferred && d->cookie) {
+			bool found = false;
+
+			for (long j = i + 1; j < run.def.n && !found; j++)
+				found = run.def.recs[j].deferred &&
+					run.def.recs[j].tid == d->tid &&
+					run.def.recs[j].cookie == d->cookie;
+			t.missing += !found;
+		}
+	}
+	printf("# unmap: status 0x%x, %ld deferred records in plug_leaf, %ld samples without a record\n",
+	       run.status, t.hits, t.missing);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFSIGNALED(run.status) && WTERMSIG(run.status) == SIGSEGV,
+			 "the workload died of SIGSEGV in the hole (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[0].n == 1, "it said where plug_leaf is (%d)", rounds[0].n);
+		DS_CHECK(failed, t.hits >= 50, "records in plug_leaf before the unmap (%ld)", t.hits);
+		DS_CHECK(failed, t.missing == 0,
+			 "every sample got its record, the last ones at exit (%ld missing)",
+			 t.missing);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
 /* File offset and size of @path's PT_GNU_SFRAME segment. */
 static int find_sframe(const unsigned char *buf, size_t len, size_t *off, size_t *size)
 {
@@ -634,7 +696,7 @@ int main(int argc, char **argv)
 	}
 	mainline = ds_kernel_is_mainline();
 	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) ||
-	    check_signal(&failed) || check_corrupt(&failed, rounds)) {
+	    check_signal(&failed) || check_unmap(&failed) || check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;
 	}

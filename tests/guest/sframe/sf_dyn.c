@@ -13,17 +13,25 @@
  * linked with (libsflink.so, through the PLT), which tail-calls link_tail:
  * link_leaf <- link_tail <- dy_link <- main.
  *
+ * With "unmap", a second thread unmaps the page of plug_leaf while the first
+ * calls the plugin in a loop, MSEC/2 in: walks meet the mapping shrinking
+ * and gone, and the process dies of SIGSEGV when it runs into the hole.
+ *
  *   sf_dyn MSEC PLUGIN...
  *   sf_dyn MSEC link
+ *   sf_dyn MSEC unmap PLUGIN
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #define noinline __attribute__((noinline))
 
@@ -71,11 +79,49 @@ static void where(const char *name, void *addr)
 	       (unsigned long)info.dli_saddr + sym->st_size);
 }
 
+struct unmapper {
+	void *page;
+	long msec;
+};
+
+static void *unmapper(void *arg)
+{
+	struct unmapper *u = arg;
+	struct timespec ts = { u->msec / 1000, (u->msec % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+	munmap(u->page, (size_t)sysconf(_SC_PAGESIZE));
+	return NULL;
+}
+
+/* Call the plugin until a thread unmaps its leaf's page: never returns. */
+static int run_unmap(long msec, const char *plugin)
+{
+	void *h = dlopen(plugin, RTLD_NOW | RTLD_LOCAL);
+	long page = sysconf(_SC_PAGESIZE);
+	struct unmapper u;
+	pthread_t t;
+	plug_fn top;
+
+	if (!h || !(top = (plug_fn)dlsym(h, "plug_top")))
+		return 2;
+	u.page = (void *)((unsigned long)dlsym(h, "plug_leaf") & ~(page - 1));
+	u.msec = msec / 2;
+	printf("round 1\n");
+	where("plug_leaf", dlsym(h, "plug_leaf"));
+	if (pthread_create(&t, NULL, unmapper, &u))
+		return 2;
+	for (unsigned long i = 0;; i++)
+		dy_sink += dy_call(top, i);
+}
+
 int main(int argc, char **argv)
 {
 	long msec = argc > 1 ? atol(argv[1]) : 300;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 3 && !strcmp(argv[2], "unmap"))
+		return run_unmap(msec, argv[3]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
 		struct timespec t0, t;
 
