@@ -4,6 +4,8 @@
 # with -a must produce CALLCHAIN_DEFERRED records that perf stitches into whole
 # stacks (kernel frames + the workload's user frames in one sample), and perf 7.x
 # must read the perf.data files the deferstack CLI writes in raw deferred mode.
+# Last, code without frame pointers: fp,defer (SFrame on our kernel), fp and
+# dwarf side by side, figures printed.
 # Skips (exit 0) when the initramfs has no perf 7.x.
 P=/opt/perf7/perf
 if [ ! -x "$P" ]; then
@@ -171,5 +173,52 @@ else
 	echo "# FAIL: no deferstack CLI in this initramfs"
 	fail=1
 fi
-rm -f /tmp/p.data /tmp/a.data /tmp/d.data
+
+# 4. Code without frame pointers (the SFrame workload sf_static: sf_leaf <-
+# sf_mid <- sf_top <- main, rbp used as a plain register): perf 7.x's
+# fp,defer (our kernel walks it by SFrame; mainline by frame pointers), its
+# classic fp walk, and its dwarf unwinding of 8 KiB stack copies. Per mode:
+# samples in sf_leaf (outside the 100-deep recursion), those with the whole
+# chain, and file bytes per sample.
+# chain_share FILE: "HITS WHOLE" from perf script output.
+chain_share() {
+	awk '
+		function done() {
+			for (i = 1; i <= nl; i++)
+				if (fn[i] == "sf_leaf" && fn[i + 1] != "sf_rec") {
+					hits++
+					if (fn[i + 1] == "sf_mid" && fn[i + 2] == "sf_top" && fn[i + 3] == "main")
+						whole++
+					break
+				}
+			nl = 0
+		}
+		/^[ \t]+[0-9a-f]+ / { s = $2; sub(/\+0x[0-9a-f]+$/, "", s); fn[++nl] = s; fn[nl + 1] = ""; next }
+		{ done() }
+		END { done(); print hits + 0, whole + 0 }' "$1"
+}
+sf=/opt/sframe/sf_static
+if [ -x $sf ]; then
+	for mode in fp,defer fp dwarf; do
+		tag=sframe-$(echo $mode | tr , -)
+		"$P" record -e raw_syscalls:sys_enter --call-graph $mode -o /tmp/s.data -- $sf 300 \
+			> $tag.record.out 2> $tag.record.err
+		rc=$?
+		"$P" script -i /tmp/s.data > $tag.script 2> $tag.script.err
+		n=$(grep -c 'raw_syscalls:sys_enter' $tag.script)
+		set -- $(chain_share $tag.script)
+		bytes=$(stat -c %s /tmp/s.data)
+		echo "# no frame pointers, perf 7.x --call-graph $mode: $1 samples in sf_leaf, $2 with sf_leaf <- sf_mid <- sf_top <- main ($(( $1 ? 100 * $2 / $1 : 0 ))%); $n samples, $(( n ? bytes / n : 0 )) file bytes per sample"
+		check "no frame pointers, --call-graph $mode: record exits 0, samples in sf_leaf" \
+			"[ $rc -eq 0 ] && [ $1 -ge 50 ]"
+		[ $rc -eq 0 ] || show $tag.record.err
+		if [ $mode = fp,defer ] && [ -e /sys/kernel/debug/unwind_user/stats ]; then
+			check "no frame pointers, fp,defer on our kernel: every stack whole (SFrame; $2 of $1)" \
+				"[ $2 -eq $1 ]"
+		fi
+	done
+else
+	echo "# no /opt/sframe: the no-frame-pointer comparison is skipped"
+fi
+rm -f /tmp/p.data /tmp/a.data /tmp/d.data /tmp/s.data
 exit $fail
