@@ -93,7 +93,7 @@ if [ -x $nofp ] && [ -e /sys/kernel/debug/unwind_user/stats ]; then
 		if (ok) whole += n
 	} END { print whole + 0, total + 0 }' nofp.folded)
 	whole=$1 total=$2
-	check "no frame pointers: every sample in the workload's functions has its whole chain ($whole of $total)" \
+	check "no frame pointers: every sample in the workload's functions has its whole chain (period $whole of $total ns)" \
 		"[ $total -ge 100 ] && [ $whole -eq $total ]"
 	check "no frame pointers: flame graph written" \
 		"grep -q wl_read_leaf flamegraph-nofp.svg"
