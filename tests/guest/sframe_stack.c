@@ -20,6 +20,8 @@
  *            frame into the code the signal interrupted;
  *   unmap:   a thread unmaps the page of plug_leaf while walks go through
  *            it: the walks end cleanly, the workload dies of SIGSEGV;
+ *   libc:    stacks through the C library (no tables, no frame pointers):
+ *            a qsort() comparator and the read() wrapper, printed only;
  *   corrupt: the static workload with bytes of its .sframe changed, many
  *            times: the walk must end, the workload run, and the kernel
  *            mark the bad tables untrusted (the harness fails on a splat).
@@ -582,6 +584,92 @@ static int check_unmap(int *failed)
 	return 0;
 }
 
+/*
+ * Stacks through the C library, which has neither SFrame tables nor frame
+ * pointers in Debian's build: what the walk gives today, printed, not
+ * checked (tables made from .eh_frame would close the gap). A qsort()
+ * comparator: dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main;
+ * read() through its wrapper: the ip in libc <- dy_read <- main.
+ */
+static bool chain_has_after(const struct ranges *rs, const uint64_t *ips, uint64_t nr,
+			    uint64_t from, const char *a, const char *b)
+{
+	for (uint64_t j = from; j + 1 < nr; j++) {
+		const char *s = range_name(rs, ips[j] - 1), *t = range_name(rs, ips[j + 1] - 1);
+
+		if (s && t && !strcmp(s, a) && !strcmp(t, b))
+			return true;
+	}
+	return false;
+}
+
+static int check_libc(int *failed)
+{
+	char *argv[] = { DIR "/sf_dyn", "300", "libc", NULL };
+	struct ranges rounds[2] = { 0 };
+	long cmp = 0, cmp_sort = 0, cmp_main = 0, cmp_frames = 0;
+	long rd = 0, rd_main = 0, rd_lost = 0, rd_frames = 0;
+	struct stats s0, s1;
+	struct run run;
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(&s0);
+	if (run_sampled(argv, pfd[1], &run))
+		return -1;
+	read_stats(&s1);
+	close(pfd[1]);
+	read_rounds(pfd[0], rounds);
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d = &run.def.recs[i];
+		const char *s;
+
+		if (!d->deferred || !d->nr)
+			continue;
+		s = range_name(&rounds[0], d->ips[0]);
+		if (s && !strcmp(s, "dy_cmp_leaf")) {
+			cmp++;
+			cmp_frames += (long)d->nr;
+			cmp_sort += chain_has_after(&rounds[0], d->ips, d->nr, 2, "dy_sort", "main");
+			for (uint64_t j = 1; j < d->nr; j++) {
+				s = range_name(&rounds[0], d->ips[j] - 1);
+				if (s && !strcmp(s, "main")) {
+					cmp_main++;
+					break;
+				}
+			}
+		} else if (!s) {
+			/* A system call from libc: read() in the second half. */
+			bool has_read = false;
+
+			for (uint64_t j = 1; j < d->nr && !has_read; j++) {
+				s = range_name(&rounds[0], d->ips[j] - 1);
+				has_read = s && !strcmp(s, "dy_read");
+			}
+			rd++;
+			rd_frames += (long)d->nr;
+			if (has_read)
+				rd_main += chain_has_after(&rounds[0], d->ips, d->nr, 1, "dy_read", "main");
+			else
+				rd_lost++;
+		}
+	}
+	printf("# through libc: qsort() comparator: %ld records in dy_cmp_leaf (%.1f frames each), %ld reach main, %ld of them through dy_sort <- main; read() wrapper: %ld records starting in libc (%.1f frames each), %ld with dy_read <- main, %ld without dy_read\n",
+	       cmp, cmp ? (double)cmp_frames / cmp : 0.0, cmp_main, cmp_sort, rd,
+	       rd ? (double)rd_frames / rd : 0.0, rd_main, rd_lost);
+	print_stats_delta(&s0, &s1);
+	if (!mainline) {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "libc workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, cmp >= 50 && rd >= 50,
+			 "records in the comparator (%ld) and from libc (%ld)", cmp, rd);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
 /* File offset and size of @path's PT_GNU_SFRAME segment. */
 static int find_sframe(const unsigned char *buf, size_t len, size_t *off, size_t *size)
 {
@@ -696,7 +784,8 @@ int main(int argc, char **argv)
 	}
 	mainline = ds_kernel_is_mainline();
 	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) ||
-	    check_signal(&failed) || check_unmap(&failed) || check_corrupt(&failed, rounds)) {
+	    check_signal(&failed) || check_unmap(&failed) || check_libc(&failed) ||
+	    check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;
 	}

@@ -19,11 +19,20 @@
  *
  *   sf_dyn MSEC PLUGIN...
  *   sf_dyn MSEC link
+ * With "libc", stacks that cross the C library (no SFrame table, no frame
+ * pointers in Debian's build): a qsort() comparator that makes getppid()
+ * (dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main), and read()
+ * through its libc wrapper (read <- dy_read <- main), MSEC each.
+ *
+ *   sf_dyn MSEC PLUGIN...
+ *   sf_dyn MSEC link
  *   sf_dyn MSEC unmap PLUGIN
+ *   sf_dyn MSEC libc
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -79,6 +88,74 @@ static void where(const char *name, void *addr)
 	       (unsigned long)info.dli_saddr + sym->st_size);
 }
 
+noinline long dy_cmp_leaf(long x)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
+	return ret + x;
+}
+
+noinline int dy_cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	dy_sink += dy_cmp_leaf(x);
+	return x < y ? -1 : x > y;
+}
+
+noinline void dy_sort(unsigned long seed)
+{
+	long v[64];
+
+	for (int i = 0; i < 64; i++)
+		v[i] = (long)((seed + (unsigned long)i) * 2654435761UL % 1000);
+	qsort(v, 64, sizeof(v[0]), dy_cmp);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+}
+
+noinline long dy_read(int fd)
+{
+	char buf[64];
+	long r = read(fd, buf, sizeof(buf));
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+static long elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+int main(int argc, char **argv);
+
+static int run_libc(long msec)
+{
+	int fd = open("/dev/zero", O_RDONLY);
+	struct timespec t0;
+
+	if (fd < 0)
+		return 2;
+	printf("round 1\n");
+	where("dy_cmp_leaf", (void *)dy_cmp_leaf);
+	where("dy_cmp", (void *)dy_cmp);
+	where("dy_sort", (void *)dy_sort);
+	where("dy_read", (void *)dy_read);
+	where("main", (void *)main);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; elapsed_ms(&t0) < msec; i++)
+		dy_sort(i);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i % 64 || elapsed_ms(&t0) < msec; i++)
+		dy_sink += dy_read(fd);
+	printf("done\n");
+	return 0;
+}
+
 struct unmapper {
 	void *page;
 	long msec;
@@ -120,6 +197,8 @@ int main(int argc, char **argv)
 	long msec = argc > 1 ? atol(argv[1]) : 300;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 2 && !strcmp(argv[2], "libc"))
+		return run_libc(msec);
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
