@@ -74,9 +74,24 @@ def read_log(tag):
 
 
 def spread(ns):
+    """(max - min) / median, in %."""
     if len(ns) < 2:
         return None
     return 100.0 * (max(ns) - min(ns)) / statistics.median(ns)
+
+
+def spread_mid(ns):
+    """The same without the lowest and the highest repetition (>= 5 of them)."""
+    if len(ns) < 5:
+        return None
+    return spread(sorted(ns)[1:-1])
+
+
+def fmt_spread(ns):
+    if not ns or len(ns) < 2:
+        return "–"
+    m = spread_mid(ns)
+    return "%.1f %%" % spread(ns) + ("" if m is None else " (%.1f %%)" % m)
 
 
 def fmt(x, f="%.2f"):
@@ -115,7 +130,11 @@ w("- `bench/guest/cost_bench.c WORKLOAD MODE REPS PERIOD` runs a fixed amount of
   "(period 50 µs) with `PERF_SAMPLE_CALLCHAIN`; `deferred`: the same with `defer_callchain` "
   "+ `defer_output`; the off-CPU workload samples `context-switches` with period 1 instead. "
   "`ext`: no event of its own, it runs under `perf record` (`-e cpu-clock -c 50000` or "
-  "`-e context-switches -c 1`, `--no-inherit`).")
+  "`-e context-switches -c 1`, `--no-inherit`, events off until cost_bench enables them "
+  "around each repetition through `--control` fifos: perf's samples are the repetitions' "
+  "alone, like ours). icount time counts the instructions of both vCPUs (QEMU runs them "
+  "round-robin on one clock): perf rows include what perf record itself does meanwhile "
+  "(draining its buffers on the other vCPU); our rows read the ring after each repetition.")
 w("- **icount** columns: the guest booted with `DS_QEMU_ICOUNT=%s` "
   "(`-icount shift=%s,sleep=off`): the guest's clocks advance %s ns per guest instruction, "
   "so the measured time is the workload's instruction count (kernel side included) and the "
@@ -143,7 +162,7 @@ w("guest/run-guest.sh -k fast|ref -s cost-bench.sh:%s:0:-" % meta.get("reps"))
 w("  in the guest (bench/guest/cost-bench.sh), per WORKLOAD in short long deep cpu offcpu:")
 w("    cost_bench WORKLOAD none|classic|deferred %s 50000" % meta.get("reps"))
 w("    perf record -e cpu-clock -c 50000 --no-inherit --call-graph fp|dwarf,8192|fp,defer "
-  "-o p.data -- cost_bench WORKLOAD ext %s 50000" % meta.get("reps"))
+  "--control fifo:CTL,ACK -D -1 -o p.data -- cost_bench WORKLOAD ext %s 50000" % meta.get("reps"))
 w("      (offcpu: -e context-switches -c 1); then perf report --stats, perf script --comm cost_bench")
 w("```")
 w("")
@@ -185,8 +204,8 @@ for wl, desc in WORKLOADS:
             if mode.startswith("perf-"):
                 c = ic[1].get((wl, mode))
                 if c and c.get("samples"):
-                    # perf samples cover the warm-up run too: reps + 1 runs
-                    samples = c["samples"] / (reps + 1)
+                    # perf's events are on during the repetitions alone
+                    samples = c["samples"] / reps
                     bytes_ = c["bytes"] / c["samples"]
                     unw = c["records"] / c["samples"] if mode == "perf-defer" else 1.0
                     comp = 100.0 * c["complete"] / c["stacks"] if c.get("stacks") else None
@@ -206,10 +225,10 @@ for wl, desc in WORKLOADS:
             w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 mode_label(mode, k), kname(k),
                 fmt(med_i / 1e6 if med_i is not None else None, "%.3f"),
-                fmt(sd_i, "×%.3f"), fmt(spread(ri["ns"]) if ri else None, "%.1f %%"),
+                fmt(sd_i, "×%.3f"), fmt_spread(ri["ns"] if ri else None),
                 fmt(ovh, "%.1f"),
                 fmt(med_w / 1e6 if med_w is not None else None, "%.3f"),
-                fmt(sd_w, "×%.3f"), fmt(spread(rw["ns"]) if rw else None, "%.1f %%"),
+                fmt(sd_w, "×%.3f"), fmt_spread(rw["ns"] if rw else None),
                 fmt(samples, "%.0f"), fmt(bytes_, "%.0f"), unw_s,
                 fmt(comp, "%.1f %%"), fmt(lost, "%d")))
             if mode in ("classic", "deferred", "perf-defer", "perf-dwarf", "perf-fp"):
@@ -234,10 +253,13 @@ w("")
 
 w("## Run-to-run spread")
 w("")
-w("(max − min) / median over the repetitions of each configuration, in one boot.")
+w("(max − min) / median over the repetitions of each configuration, in one boot; in "
+  "brackets (and in the tables above) the same without the lowest and the highest "
+  "repetition.")
 w("")
-w("| kernel | clock | configurations | median spread | largest spread | largest in |")
-w("|---|---|---:|---:|---:|---|")
+w("| kernel | clock | configurations | median spread | largest spread | largest in | "
+  "median spread, middle | largest, middle | largest middle in |")
+w("|---|---|---:|---:|---:|---|---:|---:|---|")
 for k in KERNELS:
     for clock in ("icount", "wall"):
         if (k, clock) not in logs:
@@ -247,8 +269,13 @@ for k in KERNELS:
         if not sp:
             continue
         sp.sort()
-        w("| %s | %s | %d | %.1f %% | %.1f %% | %s |" % (
-            kname(k), clock, len(sp), statistics.median([s for s, _ in sp]), sp[-1][0], sp[-1][1]))
+        mid = sorted((spread_mid(r["ns"]), wl + "/" + m)
+                     for (wl, m), r in logs[(k, clock)][0].items()
+                     if spread_mid(r["ns"]) is not None)
+        w("| %s | %s | %d | %.1f %% | %.1f %% | %s | %s | %s | %s |" % (
+            kname(k), clock, len(sp), statistics.median([s for s, _ in sp]), sp[-1][0],
+            sp[-1][1], fmt(statistics.median([s for s, _ in mid]) if mid else None, "%.1f %%"),
+            fmt(mid[-1][0] if mid else None, "%.1f %%"), mid[-1][1] if mid else "–"))
 w("")
 
 # Kernel-side profiles.
@@ -256,11 +283,13 @@ anyprof = any(logs[x][2] for x in logs)
 if anyprof:
     w("## Kernel-side profile")
     w("")
-    w("perf 7.x in the guest (icount boot): `perf record -a -e cpu-clock -c 10000 -- cost_bench "
-      "WORKLOAD classic|deferred %s 50000`, then `perf report --stdio --no-children -n "
-      "--comm cost_bench --sort sym --percent-limit 0.7`: where the workload's process spends "
-      "its (virtual = instruction) time, kernel and user symbols, %s µs per sample." %
-      (meta.get("reps"), 10000 * 2 ** int(meta.get("icount_shift", "0")) / 1000))
+    w("perf 7.x in the guest (icount boot): `perf record -a -e cpu-clock -c 5000 -- cost_bench "
+      "WORKLOAD classic|deferred 20 50000` with `-c 5000 --control fifo:CTL,ACK -D -1` (on "
+      "during the 20 repetitions alone), then `perf report --stdio --no-children -n "
+      "--comm cost_bench --percentage relative --sort sym --percent-limit 1`: where the "
+      "workload's process spends its (virtual = instruction) time, kernel and user symbols, "
+      "%s µs (instructions: 5,000 x 2^shift) per sample." %
+      (5000 * 2 ** int(meta.get("icount_shift", "0")) / 1000))
     w("")
     for k in KERNELS:
         if (k, "icount") not in logs:

@@ -20,8 +20,8 @@
 #     perf report of perf 7.x against deferstack report --folded / script);
 #  4. bench/mkresults.py turns the logs into bench/RESULTS.md.
 #
-# env: BENCH_REPS (5), BENCH_ICOUNT_SHIFT (0: 1 ns per guest instruction),
-#      BENCH_KERNELS ("fast ref"), BENCH_PROFILE ("short,offcpu"; "-": none),
+# env: BENCH_REPS (7), BENCH_ICOUNT_SHIFT (0: 1 ns per guest instruction),
+#      BENCH_KERNELS ("fast ref"), BENCH_PROFILE ("short,deep,cpu,offcpu"; "-": none),
 #      BENCH_FILE (1: run step 3), BENCH_OUT (build/bench-all),
 #      BENCH_RESULTS (bench/RESULTS.md),
 #      BENCH_LOCK (a file: each heavy step runs under flock on it, for
@@ -29,10 +29,10 @@
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
-reps=${BENCH_REPS:-5}
+reps=${BENCH_REPS:-7}
 shift_n=${BENCH_ICOUNT_SHIFT:-0}
 read -ra kernels <<< "${BENCH_KERNELS:-fast ref}"
-profile=${BENCH_PROFILE:-short,offcpu}
+profile=${BENCH_PROFILE:-short,deep,cpu,offcpu}
 out=${BENCH_OUT:-$DS_BUILD/bench-all}
 results=${BENCH_RESULTS:-$root/bench/RESULTS.md}
 t_start=$(date +%s)

@@ -7,7 +7,8 @@
 #   REPS     repetitions per configuration (default 5)
 #   PERF7    1: also perf 7.x record (fp, dwarf, fp,defer) when /opt/perf7 exists
 #   PROFILE  comma-separated workloads to profile kernel-side with perf 7.x
-#            (-a cpu-clock, flat kernel symbols) in classic and deferred mode
+#            (-a cpu-clock every 5 us, enabled around the workload alone, flat
+#            symbols of the workload's process) in classic and deferred mode
 #
 # Lines for the host: "cost: ..." (cost_bench, one per repetition),
 # "cost7: ..." (totals of a perf record run, from its perf.data),
@@ -39,6 +40,8 @@ stat_count() {
 	awk -v n="$2" '$1 == n && $2 == "events:" && !f { print $3; f = 1 } END { if (!f) print 0 }' "$1"
 }
 
+rm -f /tmp/ctl /tmp/ack
+mkfifo /tmp/ctl /tmp/ack
 if [ "$perf7" = 1 ] && [ -x "$P" ]; then
 	export HOME=/tmp/perf7home PAGER=cat
 	mkdir -p "$HOME"
@@ -54,8 +57,12 @@ if [ "$perf7" = 1 ] && [ -x "$P" ]; then
 			esac
 			d=/tmp/p7.data
 			rm -f $d
-			# shellcheck disable=SC2046
-			$P record $(perf_event "$wl") --no-inherit $opt -o $d -- \
+			# Events start disabled (-D -1); cost_bench enables them around
+			# each repetition through the control fifos, as it does its own.
+			# shellcheck disable=SC2046,SC2086
+			COST_CTL=/tmp/ctl COST_ACK=/tmp/ack \
+			$P record $(perf_event "$wl") --no-inherit $opt -o $d \
+				--control fifo:/tmp/ctl,/tmp/ack -D -1 -- \
 				/tests/cost_bench "$wl" ext "$reps" "$period" > /tmp/p7.out 2> /tmp/p7.err
 			rc=$?
 			sed "s/mode=ext/mode=perf-$cg/" /tmp/p7.out
@@ -65,7 +72,7 @@ if [ "$perf7" = 1 ] && [ -x "$P" ]; then
 				fail=1
 				continue
 			fi
-			grep -i 'switching off\|lost\|warn' /tmp/p7.err | sed 's/^/#   record: /' | head -3
+			grep -i 'switching off\|lost' /tmp/p7.err | sed 's/^/#   record: /' | head -3
 			$P report -i $d --stats > /tmp/p7.stats 2> /dev/null
 			samples=$(stat_count /tmp/p7.stats SAMPLE)
 			records=$(stat_count /tmp/p7.stats CALLCHAIN_DEFERRED)
@@ -94,14 +101,18 @@ fi
 if [ -n "$profile" ] && [ -x "$P" ]; then
 	export HOME=/tmp/perf7home PAGER=cat
 	mkdir -p "$HOME"
+	# 5 us periods over 20 repetitions: a few thousand samples of the workload.
+	kperiod=5000 kreps=20
 	for wl in $(echo "$profile" | tr ',' ' '); do
 		for m in classic deferred; do
-			$P record -a -e cpu-clock -c 10000 -o /tmp/k.data -- \
-				/tests/cost_bench "$wl" "$m" "$reps" "$period" > /tmp/k.out 2> /tmp/k.err ||
+			COST_CTL=/tmp/ctl COST_ACK=/tmp/ack \
+			$P record -a -e cpu-clock -c $kperiod -o /tmp/k.data \
+				--control fifo:/tmp/ctl,/tmp/ack -D -1 -- \
+				/tests/cost_bench "$wl" "$m" "$kreps" "$period" > /tmp/k.out 2> /tmp/k.err ||
 				{ echo "# FAIL: profile of $wl $m"; sed 's/^/#   /' /tmp/k.err | tail -5; fail=1; continue; }
 			sed 's/^cost:/# profiled run:/' /tmp/k.out | head -2
 			$P report -i /tmp/k.data --stdio --no-children -n --comm cost_bench \
-				--sort sym --percent-limit 0.7 2> /dev/null |
+				--percentage relative --sort sym --percent-limit 1 2> /dev/null |
 				awk -v t="$wl $m" '/^ *[0-9.]+%/ { print "prof: " t ": " $0 }
 					/^# (Samples|Event count)/ { print "prof: " t ": " $0 }' | head -45
 		done

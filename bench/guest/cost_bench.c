@@ -10,7 +10,10 @@
  * user loop), offcpu (pipe ping-pong with a partner process: every read
  * blocks). MODE: none, classic (frame-pointer callchain in the sample),
  * deferred (defer_callchain + defer_output), or ext (no event of our own:
- * the program runs under perf record and only times itself).
+ * the program runs under perf record and only times itself). With
+ * $COST_CTL and $COST_ACK (the fifos of perf record --control
+ * fifo:CTL,ACK -D -1), any mode enables perf's events around each
+ * repetition alone, as it does its own: perf's samples are the workload's.
  *
  * cpu-clock sampling (PERIOD_NS, default 50000) on one task, except offcpu,
  * which samples every context switch (context-switches, period 1) as
@@ -47,7 +50,7 @@
 enum mode { NONE, CLASSIC, DEFERRED, EXT };
 static const char *const mode_name[] = { "none", "classic", "deferred", "ext" };
 
-static int zero_fd, pipe_to[2], pipe_from[2];
+static int zero_fd, pipe_to[2], pipe_from[2], ctl_fd = -1, ack_fd = -1;
 static char *buf;
 static unsigned long sink;
 
@@ -236,6 +239,17 @@ static int open_event(enum mode m, int offcpu, uint64_t period)
 	return ds_perf_open(&attr, 0, -1, -1, 0);
 }
 
+/* perf record --control: send "enable"/"disable", wait for its "ack". */
+static void perf_ctl(const char *cmd)
+{
+	char ack[16];
+
+	if (ctl_fd < 0)
+		return;
+	if (write(ctl_fd, cmd, strlen(cmd)) < 0 || read(ack_fd, ack, sizeof(ack)) <= 0)
+		fprintf(stderr, "cost_bench: perf control %s failed\n", cmd);
+}
+
 static void partner(void)
 {
 	char c;
@@ -286,6 +300,14 @@ int main(int argc, char **argv)
 		if (child == 0)
 			partner();
 	}
+	if (getenv("COST_CTL") && getenv("COST_ACK")) {
+		ctl_fd = open(getenv("COST_CTL"), O_WRONLY);
+		ack_fd = open(getenv("COST_ACK"), O_RDONLY);
+		if (ctl_fd < 0 || ack_fd < 0) {
+			perror("cost_bench: perf control fifos");
+			return 1;
+		}
+	}
 	if (m == CLASSIC || m == DEFERRED) {
 		fd = open_event(m, offcpu, period);
 		if (fd < 0 || ds_mmap_open(&ring, fd, 2048)) {
@@ -299,11 +321,13 @@ int main(int argc, char **argv)
 		struct timespec t0, t1;
 		long samples = 0, unwinds = 0, complete = 0;
 
+		perf_ctl("enable\n");
 		if (fd >= 0)
 			ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		bench_root(fn);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
+		perf_ctl("disable\n");
 		if (fd >= 0) {
 			ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 			ds_mmap_drain(&ring, count, &r);
