@@ -110,7 +110,12 @@ if [ -n "$profile" ] && [ -x "$P" ]; then
 				--control fifo:/tmp/ctl,/tmp/ack -D -1 -- \
 				/tests/cost_bench "$wl" "$m" "$kreps" "$period" > /tmp/k.out 2> /tmp/k.err ||
 				{ echo "# FAIL: profile of $wl $m"; sed 's/^/#   /' /tmp/k.err | tail -5; fail=1; continue; }
-			sed 's/^cost:/# profiled run:/' /tmp/k.out | head -2
+			# Totals of the profiled repetitions: per-sample costs from the profile.
+			awk -v t="$wl $m" '/^cost:/ { for (i = 2; i <= NF; i++) { split($i, kv, "=")
+					if (kv[1] == "ns" || kv[1] == "samples" || kv[1] == "unwinds") s[kv[1]] += kv[2] }
+				n++ }
+				END { printf "prof: %s: # %d repetitions: %.3f ms, %d samples, %d user unwinds\n",
+					t, n, s["ns"] / 1e6, s["samples"], s["unwinds"] }' /tmp/k.out
 			$P report -i /tmp/k.data --stdio --no-children -n --comm cost_bench \
 				--percentage relative --sort sym --percent-limit 1 2> /dev/null |
 				awk -v t="$wl $m" '/^ *[0-9.]+%/ { print "prof: " t ": " $0 }
