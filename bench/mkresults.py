@@ -11,6 +11,8 @@ import sys
 
 d = sys.argv[1]
 meta = {}
+if not os.path.exists(os.path.join(d, "meta")):
+    sys.exit("mkresults: %s has no meta file: not a bench/run-all.sh output" % d)
 for line in open(os.path.join(d, "meta")):
     k, _, v = line.rstrip("\n").partition("=")
     meta[k] = v

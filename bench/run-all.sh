@@ -43,8 +43,9 @@ heavy() {
 	if [ -n "${BENCH_LOCK:-}" ]; then flock "$BENCH_LOCK" "$@"; else "$@"; fi
 }
 
-rm -rf "$out"
 mkdir -p "$out"
+# only what an earlier run left (never rm -rf a directory named by the user)
+rm -f "$out"/*.log "$out"/*.out "$out/meta"
 {
 	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "host_kernel=$(uname -r)"
