@@ -59,9 +59,11 @@ def read_log(tag):
         line = raw.replace("\r", "").rstrip("\n")
         if line.startswith("cost: "):
             f = kv(line)
-            r = runs.setdefault((f["wl"], f["mode"]), {"ns": [], "samples": 0, "bytes": 0,
-                                                       "unwinds": 0, "complete": 0, "lost": 0})
+            r = runs.setdefault((f["wl"], f["mode"]), {"ns": [], "per_rep": [], "samples": 0,
+                                                       "bytes": 0, "unwinds": 0, "complete": 0,
+                                                       "lost": 0})
             r["ns"].append(int(f["ns"]))
+            r["per_rep"].append(int(f["samples"]))
             for x in ("samples", "bytes", "unwinds", "complete", "lost"):
                 r[x] += int(f[x])
         elif line.startswith("cost7: "):
@@ -147,7 +149,9 @@ w("- **icount** columns: the guest booted with `DS_QEMU_ICOUNT=%s` "
                                             2 ** int(meta.get("icount_shift", "0"))))
 w("- slowdown = median of the configuration's repetitions / median of `none` on the same "
   "kernel in the same boot. spread = (max − min) / median of the repetitions of that "
-  "configuration. overhead/sample = (median − median of `none`) / samples per repetition.")
+  "configuration. samples/rep: the median repetition's (perf rows: the mean, from the "
+  "perf.data totals). overhead/sample = (median − median of `none`) / samples per "
+  "repetition.")
 w("- bytes/sample: ring-buffer bytes of samples + deferred records per sample (perf rows: "
   "the perf.data data section, side-band records included, per sample). user unwinds/sample: "
   "user-stack walks by the kernel per sample (classic: samples with a user chain; deferred: "
@@ -214,7 +218,9 @@ for wl, desc in WORKLOADS:
                     comp = 100.0 * c["complete"] / c["stacks"] if c.get("stacks") else None
                     lost = c["lost"]
             elif ri and mode != "none" and ri["samples"]:
-                samples = ri["samples"] / reps
+                # the median repetition's samples: one long repetition (the
+                # other vCPU busy) takes more samples and would skew a mean
+                samples = statistics.median(ri["per_rep"])
                 bytes_ = ri["bytes"] / ri["samples"]
                 unw = ri["unwinds"] / ri["samples"]
                 comp = 100.0 * ri["complete"] / ri["samples"]
