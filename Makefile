@@ -38,7 +38,7 @@ SO      := $(OUT)/libdeferstack.so.$(VERSION)
 # default; the Debian package installs the one linked with libdeferstack.so.0
 INSTALL_CLI ?= $(OUT)/deferstack
 
-.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file install clean
+.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-all install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -127,6 +127,11 @@ $(OUT)/bench/mkbench: bench/mkbench.c $(OUT)/libdeferstack.a
 
 bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
 	bench/file-bench.sh
+
+# ---- bench-all: every benchmark (guest cost on both kernels, perf 7.x,
+# the file benchmark) into bench/RESULTS.md; figures only
+bench-all: $(OUT)/deferstack $(OUT)/bench/mkbench
+	bench/run-all.sh
 
 # the CLI, the shared and static library, headers, pkg-config file, man page
 install: all $(INSTALL_CLI)

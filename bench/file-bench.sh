@@ -20,6 +20,7 @@
 #        BENCH_VMEM_KB (8000000: ulimit -v of every command measured),
 #        BENCH_PERF_TIMEOUT (900: seconds, perf's commands under timeout),
 #        BENCH_FETCH_PERF7=1 (build the sid chroot if missing),
+#        BENCH_KINDS ("classic deferred": which files are measured),
 #        BENCH_DS_BASE=PATH (also measure another deferstack binary, e.g. an
 #        older build, as ds-base-*: before/after figures in one run)
 set -uo pipefail
@@ -107,7 +108,8 @@ echo "  deferstack $(git -C "$root" describe --always --dirty 2>/dev/null), ${pe
 echo "  files: $(ls -l "$dir/classic.data" | awk '{ printf "classic.data %.0f MB", $5 / 1e6 }'), $(ls -l "$dir/deferred.data" | awk '{ printf "deferred.data %.0f MB", $5 / 1e6 }'), $samples samples each; best of $runs"
 ks=$dir/kallsyms
 cd "$dir" || exit 1
-for kind in classic deferred; do
+kinds=${BENCH_KINDS:-classic deferred}
+for kind in $kinds; do
 	f=$dir/$kind.data
 	echo "--- $kind.data"
 	measure "ds-report-folded-$kind" "$ds" report --folded -i "$f" -k "$ks"
@@ -133,7 +135,7 @@ done
 [ -n "$perf6" ] || echo "  (no host perf: no perf 6.1 figures)"
 [ -n "$perf7" ] || echo "  (no sid chroot in $p7root: no perf 7.x figures; guest/fetch-perf7.sh builds it)"
 echo "--- ratios (deferstack against perf script on the same file; target >= 10x, memory <= 1/5)"
-for kind in classic deferred; do
+for kind in $kinds; do
 	ref=perf7-script-$kind
 	[ $kind = classic ] && [ -n "$perf6" ] && ref=perf6-script-$kind
 	for n in ds-report-folded-$kind ds-script-$kind ${BENCH_DS_BASE:+ds-base-report-folded-$kind ds-base-script-$kind}; do

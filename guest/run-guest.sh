@@ -52,9 +52,15 @@ if [ -n "$outdir" ]; then
 	drive=(-drive "file=$disk,format=raw,if=virtio")
 fi
 
-ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s, console $log"
+# DS_QEMU_ICOUNT=N (opt-in, benchmarks): -icount shift=N,sleep=off, so the
+# guest's clocks follow its instruction count (2^N ns each), not the host's
+# time: cpu-clock periods and clock_gettime() become deterministic figures.
+icount=()
+[ -n "${DS_QEMU_ICOUNT:-}" ] && icount=(-icount "shift=$DS_QEMU_ICOUNT,sleep=off")
+
+ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s${icount[*]:+, ${icount[*]}}, console $log"
 start=$(date +%s)
-timeout -k 10 "$timeout" qemu-system-x86_64 -M pc -cpu max -smp 2 -m 2048 \
+timeout -k 10 "$timeout" qemu-system-x86_64 -M pc -cpu max -smp 2 -m 2048 "${icount[@]}" \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
 	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}" \
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1

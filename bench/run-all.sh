@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Every benchmark, one command: writes bench/RESULTS.md (the tables, the
+# command behind each figure, kernel versions, date, machine). Figures only:
+# it never fails on a number, but it exits non-zero when a benchmark is
+# broken (a guest did not run or printed no figures).
+#
+#   bench/run-all.sh          (make bench-all)
+#
+# Steps (progress on stderr):
+#  1. our kernel (guest/build-kernel.sh fast), the stock 7.x reference
+#     (guest/fetch-reference.sh), perf 7.x (guest/fetch-perf7.sh; without
+#     network the perf 7.x rows are left out, saying so);
+#  2. per kernel, one boot under QEMU -icount (DS_QEMU_ICOUNT: virtual time
+#     = guest instructions) running bench/guest/cost-bench.sh: 5 workloads x
+#     (none, classic, deferred, perf 7.x fp / dwarf / fp,defer), REPS
+#     repetitions each, plus a kernel-side profile of the workloads in
+#     BENCH_PROFILE; then one plain boot (host time) with the same workloads
+#     and our own configurations, for the wall-time spread;
+#  3. bench/file-bench.sh on the 1 M-sample deferred file (perf script and
+#     perf report of perf 7.x against deferstack report --folded / script);
+#  4. bench/mkresults.py turns the logs into bench/RESULTS.md.
+#
+# env: BENCH_REPS (7), BENCH_ICOUNT_SHIFT (0: 1 ns per guest instruction),
+#      BENCH_KERNELS ("fast ref"), BENCH_PROFILE ("short,deep,cpu,offcpu"; "-": none),
+#      BENCH_FILE (1: run step 3), BENCH_OUT (build/bench-all),
+#      BENCH_RESULTS (bench/RESULTS.md),
+#      BENCH_LOCK (a file: each heavy step runs under flock on it, for
+#      machines shared with other builds)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/guest/lib.sh"
+reps=${BENCH_REPS:-7}
+shift_n=${BENCH_ICOUNT_SHIFT:-0}
+read -ra kernels <<< "${BENCH_KERNELS:-fast ref}"
+profile=${BENCH_PROFILE:-short,deep,cpu,offcpu}
+out=${BENCH_OUT:-$DS_BUILD/bench-all}
+results=${BENCH_RESULTS:-$root/bench/RESULTS.md}
+t_start=$(date +%s)
+broken=0
+
+progress() { ds_log "bench-all [$(( ($(date +%s) - t_start) / 60 )) min]: $*"; }
+heavy() {
+	if [ -n "${BENCH_LOCK:-}" ]; then flock "$BENCH_LOCK" "$@"; else "$@"; fi
+}
+
+mkdir -p "$out"
+# only what an earlier run left (never rm -rf a directory named by the user)
+rm -f "$out"/*.log "$out"/*.out "$out/meta"
+{
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "host_kernel=$(uname -r)"
+	echo "cpus=$(nproc)"
+	echo "cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)"
+	echo "mem=$(awk '/^MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)"
+	echo "qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -1)"
+	echo "commit=$(git -C "$root" describe --always --dirty 2>/dev/null)"
+	echo "reps=$reps"
+	echo "icount_shift=$shift_n"
+	echo "profile=$profile"
+} > "$out/meta"
+
+progress "1/4 kernels and perf 7.x"
+heavy "$root/guest/build-kernel.sh" fast > /dev/null || ds_die "our kernel did not build"
+"$root/guest/fetch-reference.sh" > /dev/null || ds_die "no reference kernel"
+echo "ref_version=$(cat "$DS_BUILD/ref/version" 2>/dev/null)" >> "$out/meta"
+echo "fast_version=$(cat "$DS_BUILD/obj-fast/include/config/kernel.release" 2>/dev/null)" >> "$out/meta"
+perf7=$(heavy "$root/guest/fetch-perf7.sh")
+rc=$?
+if [ $rc -ne 0 ]; then
+	progress "no perf 7.x (fetch-perf7.sh exit $rc): its rows are left out"
+	perf7=
+fi
+echo "perf7=$([ -n "$perf7" ] && cat "$DS_BUILD/perf7/version" 2>/dev/null)" >> "$out/meta"
+
+# boot TAG KERNEL SUITE [ENV...]: one guest run, its console kept as TAG.log.
+boot() {
+	local tag=$1 k=$2 suite=$3 rc
+	shift 3
+	progress "$tag: booting $k, suite $suite"
+	heavy env "$@" "$root/guest/run-guest.sh" -k "$k" -s "$suite" -t 2400 > "$out/$tag.out" 2>&1
+	rc=$?
+	cp "$DS_BUILD/logs/$k-$suite.log" "$out/$tag.log" 2>/dev/null
+	if [ $rc -ne 0 ] || ! grep -aq '^cost: ' "$out/$tag.log" 2>/dev/null; then
+		progress "$tag: BROKEN (run-guest exit $rc; console in $out/$tag.log)"
+		tail -5 "$out/$tag.out" >&2
+		broken=1
+	else
+		progress "$tag: $(grep -ac '^cost' "$out/$tag.log") figure lines"
+	fi
+}
+
+progress "2/4 guest runs: ${kernels[*]}, $reps repetitions each"
+for k in "${kernels[@]}"; do
+	boot "$k-icount" "$k" "cost-bench.sh:$reps:1:$profile" \
+		DS_QEMU_ICOUNT="$shift_n" DS_INITRD_EXTRA="$perf7"
+	boot "$k-wall" "$k" "cost-bench.sh:$reps:0:-"
+done
+
+if [ "${BENCH_FILE:-1}" = 1 ]; then
+	progress "3/4 stitcher against perf 7.x on the 1 M-sample deferred file"
+	heavy env BENCH_KINDS=deferred BENCH_PERF_REPORT=1 "$root/bench/file-bench.sh" \
+		> "$out/file-bench.out" 2>&1
+	grep -q 'ds-report-folded-deferred' "$out/file-bench.out" ||
+		{ progress "file benchmark BROKEN"; tail -5 "$out/file-bench.out" >&2; broken=1; }
+else
+	progress "3/4 file benchmark skipped (BENCH_FILE=0)"
+fi
+
+progress "4/4 writing $results"
+python3 "$root/bench/mkresults.py" "$out" > "$results.new" &&
+	mv "$results.new" "$results" || { progress "mkresults failed"; broken=1; }
+progress "done in $(( $(date +%s) - t_start ))s$([ $broken -ne 0 ] && echo ', with BROKEN benchmarks')"
+exit $broken
