@@ -196,6 +196,18 @@ static int run_sampled(char *const argv[], int out_fd, struct run *run)
 	return 0;
 }
 
+/* The deferred record of sample @i of @c (it follows the sample), or NULL. */
+static const struct ds_rec *record_of(const struct ds_collect *c, long i)
+{
+	const struct ds_rec *s = &c->recs[i];
+
+	for (long j = i + 1; j < c->n; j++)
+		if (c->recs[j].deferred && c->recs[j].tid == s->tid &&
+		    c->recs[j].cookie == s->cookie)
+			return &c->recs[j];
+	return NULL;
+}
+
 struct tally {
 	long hits, full, classic_hits, classic_full, missing;
 };
@@ -211,15 +223,11 @@ static void tally_chain(const struct run *run, const struct ranges *rs,
 
 	memset(t, 0, sizeof(*t));
 	for (long i = 0; i < run->def.n; i++) {
-		const struct ds_rec *s = &run->def.recs[i], *d = NULL;
+		const struct ds_rec *s = &run->def.recs[i], *d;
 
 		if (s->deferred || !s->cookie)
 			continue;
-		/* Its record follows it. */
-		for (long j = i + 1; j < run->def.n && !d; j++)
-			if (run->def.recs[j].deferred && run->def.recs[j].tid == s->tid &&
-			    run->def.recs[j].cookie == s->cookie)
-				d = &run->def.recs[j];
+		d = record_of(&run->def, i);
 		if (!d) {
 			t->missing++;
 			continue;
@@ -345,6 +353,29 @@ static void read_rounds(int fd, struct ranges rounds[2])
 		close(fd);
 }
 
+/*
+ * Run sf_dyn (@argv) sampled, with the stats before and after, and read the
+ * "round N" / "name start end" lines it prints into @rounds.
+ */
+static int run_reporting(char *const argv[], struct run *run, struct ranges rounds[2],
+			 struct stats *s0, struct stats *s1)
+{
+	int pfd[2];
+
+	if (pipe(pfd))
+		return -1;
+	read_stats(s0);
+	if (run_sampled(argv, pfd[1], run)) {
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	read_stats(s1);
+	close(pfd[1]);
+	read_rounds(pfd[0], rounds);
+	return 0;
+}
+
 static int check_dlopen(int *failed)
 {
 	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
@@ -355,16 +386,9 @@ static int check_dlopen(int *failed)
 	struct tally sum;
 	struct stats s0, s1;
 	struct run run;
-	int pfd[2];
 
-	if (pipe(pfd))
+	if (run_reporting(argv, &run, rounds, &s0, &s1))
 		return -1;
-	read_stats(&s0);
-	if (run_sampled(argv, pfd[1], &run))
-		return -1;
-	read_stats(&s1);
-	close(pfd[1]);
-	read_rounds(pfd[0], rounds);
 	/* Both rounds' functions in one table: the plugins are never mapped at once. */
 	all = rounds[0];
 	for (int i = 0; i < rounds[1].n && all.n < MAX_FUNCS; i++)
@@ -416,16 +440,9 @@ static int check_link(int *failed)
 	struct stats s0, s1;
 	struct tally t;
 	struct run run;
-	int pfd[2];
 
-	if (pipe(pfd))
+	if (run_reporting(argv, &run, rounds, &s0, &s1))
 		return -1;
-	read_stats(&s0);
-	if (run_sampled(argv, pfd[1], &run))
-		return -1;
-	read_stats(&s1);
-	close(pfd[1]);
-	read_rounds(pfd[0], rounds);
 	tally_chain(&run, &rounds[0], NULL, chain, &t);
 	printf("# linked library, tail call: %ld deferred hits in link_leaf, %ld with link_leaf <- link_tail <- dy_link <- main; classic: %ld of %ld\n",
 	       t.hits, t.full, t.classic_full, t.classic_hits);
@@ -537,16 +554,9 @@ static int check_unmap(int *failed)
 	struct stats s0, s1;
 	struct tally t;
 	struct run run;
-	int pfd[2];
 
-	if (pipe(pfd))
+	if (run_reporting(argv, &run, rounds, &s0, &s1))
 		return -1;
-	read_stats(&s0);
-	if (run_sampled(argv, pfd[1], &run))
-		return -1;
-	read_stats(&s1);
-	close(pfd[1]);
-	read_rounds(pfd[0], rounds);
 	/* Only plug_leaf's range is known: count the records that start in it. */
 	memset(&t, 0, sizeof(t));
 	for (long i = 0; i < run.def.n; i++) {
@@ -555,15 +565,8 @@ static int check_unmap(int *failed)
 		if (d->deferred && d->nr && rounds[0].n &&
 		    range_name(&rounds[0], d->ips[0]))
 			t.hits++;
-		if (!d->deferred && d->cookie) {
-			bool found = false;
-
-			for (long j = i + 1; j < run.def.n && !found; j++)
-				found = run.def.recs[j].deferred &&
-					run.def.recs[j].tid == d->tid &&
-					run.def.recs[j].cookie == d->cookie;
-			t.missing += !found;
-		}
+		if (!d->deferred && d->cookie)
+			t.missing += !record_of(&run.def, i);
 	}
 	printf("# unmap: status 0x%x, %ld deferred records in plug_leaf, %ld samples without a record\n",
 	       run.status, t.hits, t.missing);
@@ -611,16 +614,9 @@ static int check_libc(int *failed)
 	long rd = 0, rd_main = 0, rd_lost = 0, rd_frames = 0;
 	struct stats s0, s1;
 	struct run run;
-	int pfd[2];
 
-	if (pipe(pfd))
+	if (run_reporting(argv, &run, rounds, &s0, &s1))
 		return -1;
-	read_stats(&s0);
-	if (run_sampled(argv, pfd[1], &run))
-		return -1;
-	read_stats(&s1);
-	close(pfd[1]);
-	read_rounds(pfd[0], rounds);
 	for (long i = 0; i < run.def.n; i++) {
 		const struct ds_rec *d = &run.def.recs[i];
 		const char *s;
@@ -741,17 +737,9 @@ static int check_corrupt(int *failed, int rounds)
 					longest = (long)run.def.recs[i].nr;
 			}
 		}
-		for (long i = 0; i < run.def.n; i++) {
-			const struct ds_rec *s = &run.def.recs[i];
-			bool found = false;
-
-			if (s->deferred || !s->cookie)
-				continue;
-			for (long j = i + 1; j < run.def.n && !found; j++)
-				found = run.def.recs[j].deferred && run.def.recs[j].tid == s->tid &&
-					run.def.recs[j].cookie == s->cookie;
-			missing += !found;
-		}
+		for (long i = 0; i < run.def.n; i++)
+			if (!run.def.recs[i].deferred && run.def.recs[i].cookie)
+				missing += !record_of(&run.def, i);
 		ds_collect_free(&run.def);
 		ds_collect_free(&run.cls);
 	}

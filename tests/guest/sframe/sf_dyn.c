@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
-		struct timespec t0, t;
+		struct timespec t0;
 
 		printf("round 1\n");
 		where("link_leaf", (void *)link_leaf);
@@ -211,22 +211,15 @@ int main(int argc, char **argv)
 		where("dy_link", (void *)dy_link);
 		where("main", (void *)main);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (unsigned long i = 0;; i++) {
+		for (unsigned long i = 0; i % 64 || elapsed_ms(&t0) < msec; i++)
 			dy_sink += dy_link(i);
-			if (i % 64)
-				continue;
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= msec)
-				break;
-		}
 		printf("done\n");
 		return 0;
 	}
 	for (int p = 2; p < argc; p++) {
 		void *h = dlopen(argv[p], RTLD_NOW | RTLD_LOCAL);
 		plug_fn top;
-		struct timespec t0, t;
+		struct timespec t0;
 
 		if (!h) {
 			fprintf(stderr, "dlopen %s: %s\n", dlerror(), argv[p]);
@@ -242,15 +235,8 @@ int main(int argc, char **argv)
 		where("dy_call", (void *)dy_call);
 		where("main", (void *)main);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (unsigned long i = 0;; i++) {
+		for (unsigned long i = 0; i % 64 || elapsed_ms(&t0) < msec; i++)
 			dy_sink += dy_call(top, i);
-			if (i % 64)
-				continue;
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			if ((t.tv_sec - t0.tv_sec) * 1000 +
-			    (t.tv_nsec - t0.tv_nsec) / 1000000 >= msec)
-				break;
-		}
 		dlclose(h);
 	}
 	printf("done\n");
