@@ -22,9 +22,12 @@
  *            it: the walks end cleanly, the workload dies of SIGSEGV;
  *   libc:    stacks through the C library (no tables, no frame pointers):
  *            a qsort() comparator and the read() wrapper, printed only;
- *   corrupt: the static workload with bytes of its .sframe changed, many
- *            times: the walk must end, the workload run, and the kernel
- *            mark the bad tables untrusted (the harness fails on a splat).
+ *   corrupt: the static workload with its table damaged in five known
+ *            ways (truncated, rows beyond the section, unsorted, a segment
+ *            past the end of the file, rows of an unknown kind), then with
+ *            random bytes of it changed, many times: the walk must end, the
+ *            workload run, every sample get its record, and the kernel mark
+ *            the bad tables untrusted (the harness fails on a splat).
  *
  * Every deferred record of a hit in a leaf must hold the whole chain. The
  * counts of <debugfs>/unwind_user/stats say how many frames each method gave.
@@ -666,35 +669,151 @@ static int check_libc(int *failed)
 	return 0;
 }
 
-/* File offset and size of @path's PT_GNU_SFRAME segment. */
-static int find_sframe(const unsigned char *buf, size_t len, size_t *off, size_t *size)
+/* The PT_GNU_SFRAME program header of the ELF file in @buf, or NULL. */
+static Elf64_Phdr *sframe_phdr(unsigned char *buf, size_t len)
 {
 	const Elf64_Ehdr *eh = (const void *)buf;
 
 	if (len < sizeof(*eh) || eh->e_phoff + (size_t)eh->e_phnum * sizeof(Elf64_Phdr) > len)
-		return -1;
+		return NULL;
 	for (int i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const void *)(buf + eh->e_phoff + i * sizeof(Elf64_Phdr));
+		Elf64_Phdr *ph = (void *)(buf + eh->e_phoff + i * sizeof(Elf64_Phdr));
 
-		if (ph->p_type == 0x6474e554 && ph->p_offset + ph->p_filesz <= len) {
-			*off = ph->p_offset;
-			*size = ph->p_filesz;
-			return 0;
-		}
+		if (ph->p_type == 0x6474e554 && ph->p_offset + ph->p_filesz <= len &&
+		    ph->p_filesz >= 28)
+			return ph;
 	}
-	return -1;
+	return NULL;
 }
 
-static int check_corrupt(int *failed, int rounds)
+/* What runs of damaged copies of sf_static gave, added up. */
+struct damage {
+	long runs, ran, records, longest, missing, untrusted;
+};
+
+/* Write @buf as an executable, run it sampled, and add up what came out. */
+static int run_damaged(const unsigned char *buf, size_t len, struct damage *d)
 {
 	const char *bad = "/tmp/sf_bad";
 	char *argv[] = { (char *)bad, "40", NULL };
-	unsigned char *orig, *buf;
 	struct stats s0, s1;
-	size_t len, off, size;
+	struct run run;
+	int out;
+
+	unlink(bad);
+	out = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0 || write(out, buf, len) != (ssize_t)len)
+		return -1;
+	close(out);
+	read_stats(&s0);
+	if (run_sampled(argv, -1, &run))
+		return -1;
+	read_stats(&s1);
+	unlink(bad);
+	d->runs++;
+	d->ran += WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
+	d->untrusted += s1.objects_untrusted - s0.objects_untrusted;
+	for (long i = 0; i < run.def.n; i++) {
+		if (run.def.recs[i].deferred) {
+			d->records++;
+			if ((long)run.def.recs[i].nr > d->longest)
+				d->longest = (long)run.def.recs[i].nr;
+		} else if (run.def.recs[i].cookie) {
+			d->missing += !record_of(&run.def, i);
+		}
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/* Little-endian fields of the SFrame header (28 bytes) and of V3 index entries. */
+#define SF_NUM_FDES	8
+#define SF_FRE_LEN	16
+#define SF_FDEOFF	20
+#define SF_FREOFF	24
+#define SF_FDI_SIZE	16
+
+static uint32_t get32(const unsigned char *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof(v));
+}
+
+/*
+ * Damage of a known kind, each caught at a different place: the table cut
+ * short by its program header, a header claiming rows beyond the section,
+ * index entries out of order (the binary search needs them sorted), a
+ * segment that lies past the end of the file (the read comes back short),
+ * and row attributes of an unknown kind (caught at use, not at load).
+ * Returns 0, or -1 when sf_static's table is not V3 as expected.
+ */
+static int damage(unsigned char *buf, size_t len, int kind)
+{
+	Elf64_Phdr *ph = sframe_phdr(buf, len);
+	unsigned char *t;
+	uint32_t n, fdes, fres;
+
+	if (!ph)
+		return -1;
+	t = buf + ph->p_offset;
+	n = get32(t + SF_NUM_FDES);
+	fdes = 28 + t[7] + get32(t + SF_FDEOFF);
+	fres = 28 + t[7] + get32(t + SF_FREOFF);
+	if (t[2] != 3 || n < 4 || fdes + (size_t)n * SF_FDI_SIZE > ph->p_filesz)
+		return -1;
+	switch (kind) {
+	case 0:		/* truncated */
+		ph->p_filesz = fdes + (size_t)n / 2 * SF_FDI_SIZE;
+		break;
+	case 1:		/* rows beyond the section */
+		put32(t + SF_FRE_LEN, get32(t + SF_FRE_LEN) + 4096);
+		break;
+	case 2: {	/* unsorted: the first and the last entry swapped */
+		unsigned char tmp[SF_FDI_SIZE];
+		unsigned char *a = t + fdes, *b = t + fdes + (size_t)(n - 1) * SF_FDI_SIZE;
+
+		memcpy(tmp, a, sizeof(tmp));
+		memcpy(a, b, sizeof(tmp));
+		memcpy(b, tmp, sizeof(tmp));
+		break;
+	}
+	case 3:		/* the segment past the end of the file */
+		ph->p_offset = len - 8;
+		break;
+	case 4:		/* each function's rows: start addresses of 8 bytes */
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t fda = fres + get32(t + fdes + (size_t)i * SF_FDI_SIZE + 12);
+
+			if (fda + 5 > ph->p_filesz)
+				return -1;
+			t[fda + 2] = (t[fda + 2] & ~0xf) | 3;
+		}
+		break;
+	}
+	return 0;
+}
+
+static const char *const damage_names[] = {
+	"truncated", "rows beyond the section", "unsorted", "section past the end of the file",
+	"rows of an unknown kind",
+};
+
+static int check_corrupt(int *failed, int rounds)
+{
+	unsigned char *orig, *buf;
+	size_t len;
 	uint64_t rng = 0x2545f4914f6cdd1dULL;
-	long ran = 0, missing = 0, records = 0, longest = 0;
+	struct damage fuzz = { 0 };
 	struct stat sb;
+	Elf64_Phdr *ph;
 	int fd = open(DIR "/sf_static", O_RDONLY);
 
 	if (fd < 0 || fstat(fd, &sb))
@@ -702,15 +821,29 @@ static int check_corrupt(int *failed, int rounds)
 	len = (size_t)sb.st_size;
 	orig = malloc(len);
 	buf = malloc(len);
-	if (!orig || !buf || read(fd, orig, len) != (ssize_t)len ||
-	    find_sframe(orig, len, &off, &size))
+	if (!orig || !buf || read(fd, orig, len) != (ssize_t)len || !(ph = sframe_phdr(orig, len)))
 		return -1;
 	close(fd);
-	read_stats(&s0);
-	for (int k = 0; k < rounds; k++) {
-		struct run run;
-		int out;
 
+	for (int kind = 0; kind < (int)(sizeof(damage_names) / sizeof(damage_names[0])); kind++) {
+		struct damage d = { 0 };
+
+		memcpy(buf, orig, len);
+		if (damage(buf, len, kind) || run_damaged(buf, len, &d))
+			return -1;
+		printf("# damaged table, %s: exit %s, %ld records, longest %ld frames, %ld samples without a record, %ld untrusted\n",
+		       damage_names[kind], d.ran ? "0" : "non-zero", d.records, d.longest,
+		       d.missing, d.untrusted);
+		if (mainline)
+			continue;
+		DS_CHECK(failed, d.ran && d.missing == 0 && d.records >= 100,
+			 "damaged table (%s): the workload ran, every sample got its record (%ld records, %ld missing)",
+			 damage_names[kind], d.records, d.missing);
+		DS_CHECK(failed, d.untrusted == 1, "damaged table (%s): marked untrusted (%ld)",
+			 damage_names[kind], d.untrusted);
+	}
+
+	for (int k = 0; k < rounds; k++) {
 		memcpy(buf, orig, len);
 		/* A few bytes: header fields first, then anywhere in the table. */
 		for (int b = 0; b < 1 + k % 4; b++) {
@@ -719,42 +852,21 @@ static int check_corrupt(int *failed, int rounds)
 			rng ^= rng << 13;
 			rng ^= rng >> 7;
 			rng ^= rng << 17;
-			at = k < 8 ? (size_t)(rng % 28) : (size_t)(rng % size);
-			buf[off + at] ^= (unsigned char)(1 + (rng >> 32) % 255);
+			at = k < 8 ? (size_t)(rng % 28) : (size_t)(rng % ph->p_filesz);
+			buf[ph->p_offset + at] ^= (unsigned char)(1 + (rng >> 32) % 255);
 		}
-		unlink(bad);
-		out = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-		if (out < 0 || write(out, buf, len) != (ssize_t)len)
+		if (run_damaged(buf, len, &fuzz))
 			return -1;
-		close(out);
-		if (run_sampled(argv, -1, &run))
-			return -1;
-		ran += WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
-		for (long i = 0; i < run.def.n; i++) {
-			if (run.def.recs[i].deferred) {
-				records++;
-				if ((long)run.def.recs[i].nr > longest)
-					longest = (long)run.def.recs[i].nr;
-			}
-		}
-		for (long i = 0; i < run.def.n; i++)
-			if (!run.def.recs[i].deferred && run.def.recs[i].cookie)
-				missing += !record_of(&run.def, i);
-		ds_collect_free(&run.def);
-		ds_collect_free(&run.cls);
 	}
-	read_stats(&s1);
-	unlink(bad);
-	printf("# corrupt: %d variants, %ld ran to the end; %ld records, longest %ld frames, %ld samples without a record\n",
-	       rounds, ran, records, longest, missing);
-	print_stats_delta(&s0, &s1);
+	printf("# fuzzed tables: %d variants, %ld ran to the end; %ld records, longest %ld frames, %ld samples without a record, %ld untrusted\n",
+	       rounds, fuzz.ran, fuzz.records, fuzz.longest, fuzz.missing, fuzz.untrusted);
 	if (!mainline) {
-		DS_CHECK(failed, ran == rounds, "every variant ran to the end (%ld of %d)", ran,
-			 rounds);
-		DS_CHECK(failed, missing == 0, "every sample got its record (%ld missing)", missing);
-		DS_CHECK(failed, s1.objects_untrusted - s0.objects_untrusted >= rounds / 4,
-			 "bad tables marked untrusted (%ld)",
-			 s1.objects_untrusted - s0.objects_untrusted);
+		DS_CHECK(failed, fuzz.ran == rounds, "every fuzzed variant ran to the end (%ld of %d)",
+			 fuzz.ran, rounds);
+		DS_CHECK(failed, fuzz.missing == 0, "every sample got its record (%ld missing)",
+			 fuzz.missing);
+		DS_CHECK(failed, fuzz.untrusted >= rounds / 4, "bad tables marked untrusted (%ld)",
+			 fuzz.untrusted);
 	}
 	free(orig);
 	free(buf);
