@@ -15,6 +15,9 @@
  *   link:    link_leaf <- link_tail <- dy_link <- main, through a library
  *            sf_dyn is linked with, called through the PLT, whose entry
  *            tail-calls link_tail;
+ *   plt:     cpu-clock samples in the PLT stubs of calls into that library:
+ *            .plt <- dy_plt <- main, and .plt.got <- dy_plt_got <- main
+ *            or a clean stop at the stub (see check_plt);
  *   signal:  sf_leaf <- sf_mid <- sf_on_signal <- signal return <- sf_spin
  *            <- main: a SIGALRM handler's calls, walked through the signal
  *            frame into the code the signal interrupted;
@@ -139,9 +142,11 @@ struct run {
 
 /*
  * Run @argv with both events on it from its exec on; its stdout goes to
- * @out_fd if >= 0.
+ * @out_fd if >= 0. The events are raw_syscalls:sys_enter at every system
+ * call, or with @clock_us, cpu-clock every @clock_us microseconds (for
+ * samples wherever the task runs, not only at system calls).
  */
-static int run_sampled(char *const argv[], int out_fd, struct run *run)
+static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, struct run *run)
 {
 	struct perf_event_attr attr;
 	struct ds_mmap ring[2];
@@ -163,7 +168,9 @@ static int run_sampled(char *const argv[], int out_fd, struct run *run)
 	}
 	close(go[0]);
 	for (int i = 0; i < 2; i++) {
-		if (ds_attr_tracepoint(&attr, "raw_syscalls", "sys_enter"))
+		if (clock_us)
+			ds_attr_sampling(&attr, clock_us * 1000ULL);
+		else if (ds_attr_tracepoint(&attr, "raw_syscalls", "sys_enter"))
 			return -1;
 		attr.disabled = 1;
 		attr.enable_on_exec = 1;
@@ -199,7 +206,11 @@ static int run_sampled(char *const argv[], int out_fd, struct run *run)
 	return 0;
 }
 
-/* The deferred record of sample @i of @c (it follows the sample), or NULL. */
+/*
+ * The deferred record of sample @i of @c, or NULL. It follows the sample,
+ * except for a sample taken after its kernel entry's walk already ran (a
+ * cpu-clock tick during the walk itself): the record came just before it.
+ */
 static const struct ds_rec *record_of(const struct ds_collect *c, long i)
 {
 	const struct ds_rec *s = &c->recs[i];
@@ -208,6 +219,12 @@ static const struct ds_rec *record_of(const struct ds_collect *c, long i)
 		if (c->recs[j].deferred && c->recs[j].tid == s->tid &&
 		    c->recs[j].cookie == s->cookie)
 			return &c->recs[j];
+	for (long j = i - 1; j >= 0; j--) {
+		if (!c->recs[j].deferred || c->recs[j].tid != s->tid)
+			continue;
+		/* The task's latest record: this entry's, or the sample has none. */
+		return c->recs[j].cookie == s->cookie ? &c->recs[j] : NULL;
+	}
 	return NULL;
 }
 
@@ -302,7 +319,7 @@ static int check_static(int *failed)
 	if (!st)
 		return -1;
 	read_stats(&s0);
-	if (run_sampled(argv, -1, &run))
+	if (run_sampled(argv, -1, 0, &run))
 		return -1;
 	read_stats(&s1);
 	tally_chain(&run, NULL, st, chain, &t);
@@ -360,15 +377,15 @@ static void read_rounds(int fd, struct ranges rounds[2])
  * Run sf_dyn (@argv) sampled, with the stats before and after, and read the
  * "round N" / "name start end" lines it prints into @rounds.
  */
-static int run_reporting(char *const argv[], struct run *run, struct ranges rounds[2],
-			 struct stats *s0, struct stats *s1)
+static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
+			 struct ranges rounds[2], struct stats *s0, struct stats *s1)
 {
 	int pfd[2];
 
 	if (pipe(pfd))
 		return -1;
 	read_stats(s0);
-	if (run_sampled(argv, pfd[1], run)) {
+	if (run_sampled(argv, pfd[1], clock_us, run)) {
 		close(pfd[0]);
 		close(pfd[1]);
 		return -1;
@@ -390,7 +407,7 @@ static int check_dlopen(int *failed)
 	struct stats s0, s1;
 	struct run run;
 
-	if (run_reporting(argv, &run, rounds, &s0, &s1))
+	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
 		return -1;
 	/* Both rounds' functions in one table: the plugins are never mapped at once. */
 	all = rounds[0];
@@ -444,7 +461,7 @@ static int check_link(int *failed)
 	struct tally t;
 	struct run run;
 
-	if (run_reporting(argv, &run, rounds, &s0, &s1))
+	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
 		return -1;
 	tally_chain(&run, &rounds[0], NULL, chain, &t);
 	printf("# linked library, tail call: %ld deferred hits in link_leaf, %ld with link_leaf <- link_tail <- dy_link <- main; classic: %ld of %ld\n",
@@ -464,6 +481,106 @@ static int check_link(int *failed)
 		DS_CHECK(failed, t.full == t.hits,
 			 "every record holds the chain across the library, past the tail call (%ld of %ld)",
 			 t.full, t.hits);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/*
+ * Samples in PLT stubs, where the task stands on a "jmp" between its caller
+ * and the callee: the table's rows for .plt (and .plt.got) describe them
+ * with a repeating (PC-mask) entry. cpu-clock samples, since no system
+ * call is made there. A record from .plt must read .plt <- dy_plt <- main
+ * (or .plt <- main: main calls clock_gettime() through the PLT). From
+ * .plt.got: .plt.got <- dy_plt_got <- main, or the stub alone (a clean
+ * stop), never a wrong caller: ld writes a wrong row for .plt.got, which
+ * the kernel must not follow.
+ */
+static int check_plt(int *failed)
+{
+	static const char *const plt[] = { ".plt", "dy_plt", "main", NULL };
+	static const char *const plt_main[] = { ".plt", "main", NULL };
+	static const char *const plt_stub[] = { ".plt", NULL };
+	static const char *const got[] = { "link_nop_got@plt", "dy_plt_got", "main", NULL };
+	static const char *const got_stub[] = { "link_nop_got@plt", NULL };
+	static const char *const other_got[] = { ".plt.got", NULL };
+	char *argv[] = { DIR "/sf_dyn", "300", "plt", NULL };
+	long plt_hits = 0, plt_full = 0, got_hits = 0, got_full = 0, got_stop = 0, missing = 0;
+	long callee = 0, other = 0;
+	struct ranges rounds[2] = { 0 };
+	struct stats s0, s1;
+	int ret;
+	struct run run;
+
+	/* Bound at load time: no samples in the lazy binding's resolver path. */
+	setenv("LD_BIND_NOW", "1", 1);
+	ret = run_reporting(argv, 20, &run, rounds, &s0, &s1);
+	unsetenv("LD_BIND_NOW");
+	if (ret)
+		return -1;
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d;
+
+		if (run.def.recs[i].deferred || !run.def.recs[i].cookie)
+			continue;
+		d = record_of(&run.def, i);
+		if (!d) {
+			missing++;
+			continue;
+		}
+		if (chain_starts(&rounds[0], NULL, d->ips, d->nr, plt_stub)) {
+			plt_hits++;
+			/* main calls clock_gettime() through the PLT too */
+			if (chain_starts(&rounds[0], NULL, d->ips, d->nr, plt) ||
+			    chain_starts(&rounds[0], NULL, d->ips, d->nr, plt_main))
+				plt_full++;
+			else if (plt_hits - plt_full <= 3)
+				printf("# .plt record: %#llx <- %#llx (%s), %llu frames\n",
+				       (unsigned long long)d->ips[0],
+				       (unsigned long long)(d->nr > 1 ? d->ips[1] : 0),
+				       d->nr > 1 && range_name(&rounds[0], d->ips[1] - 1) ?
+				       range_name(&rounds[0], d->ips[1] - 1) : "?",
+				       (unsigned long long)d->nr);
+		} else if (chain_starts(&rounds[0], NULL, d->ips, d->nr, got_stub)) {
+			got_hits++;
+			if (chain_starts(&rounds[0], NULL, d->ips, d->nr, got))
+				got_full++;
+			else if (d->nr == 1)
+				got_stop++;
+			else if (got_hits - got_full - got_stop <= 3)
+				printf("# .plt.got record: %#llx <- %#llx (%s), %llu frames\n",
+				       (unsigned long long)d->ips[0], (unsigned long long)d->ips[1],
+				       range_name(&rounds[0], d->ips[1] - 1) ?
+				       range_name(&rounds[0], d->ips[1] - 1) : "?",
+				       (unsigned long long)d->nr);
+		} else if (chain_starts(&rounds[0], NULL, d->ips, d->nr, other_got)) {
+			/* another entry: __cxa_finalize's, at exit */
+			other++;
+		} else {
+			callee++;
+		}
+	}
+	printf("# PLT stubs (cpu-clock): .plt: %ld records, %ld with .plt <- dy_plt <- main or .plt <- main; link_nop_got's .plt.got entry: %ld records, %ld with it <- dy_plt_got <- main, %ld stopped at the stub; %ld in other .plt.got entries; %ld elsewhere\n",
+	       plt_hits, plt_full, got_hits, got_full, got_stop, other, callee);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "PLT workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[0].n == 6, "it said where its PLTs and functions are (%d)",
+			 rounds[0].n);
+		DS_CHECK(failed, missing == 0, "every sample has its record (%ld missing)", missing);
+		DS_CHECK(failed, plt_hits >= 20 && got_hits >= 20,
+			 "samples in both kinds of stub (%ld in .plt, %ld in link_nop_got's .plt.got entry)", plt_hits,
+			 got_hits);
+		DS_CHECK(failed, plt_full == plt_hits,
+			 "every record from .plt holds .plt <- dy_plt <- main or .plt <- main (%ld of %ld)", plt_full,
+			 plt_hits);
+		DS_CHECK(failed, got_full + got_stop == got_hits,
+			 "every record from link_nop_got's .plt.got entry is whole or stops there (%ld + %ld of %ld)",
+			 got_full, got_stop, got_hits);
 	}
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
@@ -493,7 +610,7 @@ static int check_signal(int *failed)
 	if (!st)
 		return -1;
 	read_stats(&s0);
-	if (run_sampled(argv, -1, &run))
+	if (run_sampled(argv, -1, 0, &run))
 		return -1;
 	read_stats(&s1);
 	tally_chain(&run, NULL, st, handler, &t);
@@ -558,7 +675,7 @@ static int check_unmap(int *failed)
 	struct tally t;
 	struct run run;
 
-	if (run_reporting(argv, &run, rounds, &s0, &s1))
+	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
 		return -1;
 	/* Only plug_leaf's range is known: count the records that start in it. */
 	memset(&t, 0, sizeof(t));
@@ -618,7 +735,7 @@ static int check_libc(int *failed)
 	struct stats s0, s1;
 	struct run run;
 
-	if (run_reporting(argv, &run, rounds, &s0, &s1))
+	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
 		return -1;
 	for (long i = 0; i < run.def.n; i++) {
 		const struct ds_rec *d = &run.def.recs[i];
@@ -706,7 +823,7 @@ static int run_damaged(const unsigned char *buf, size_t len, struct damage *d)
 		return -1;
 	close(out);
 	read_stats(&s0);
-	if (run_sampled(argv, -1, &run))
+	if (run_sampled(argv, -1, 0, &run))
 		return -1;
 	read_stats(&s1);
 	unlink(bad);
@@ -883,7 +1000,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	mainline = ds_kernel_is_mainline();
-	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) ||
+	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
 	    check_signal(&failed) || check_unmap(&failed) || check_libc(&failed) ||
 	    check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));

@@ -19,6 +19,12 @@
  *
  *   sf_dyn MSEC PLUGIN...
  *   sf_dyn MSEC link
+ * With "plt", calls to next-to-empty functions of libsflink.so, so that
+ * samples land in the PLT stubs on the way: link_nop through a lazy .plt
+ * entry (dy_plt <- main), then link_nop_got, whose address is taken too,
+ * through .plt.got (dy_plt_got <- main), MSEC each. It prints where its
+ * .plt and .plt.got lie, and link_nop_got's entry in .plt.got.
+ *
  * With "libc", stacks that cross the C library (no SFrame table, no frame
  * pointers in Debian's build): a qsort() comparator that makes getppid()
  * (dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main), and read()
@@ -28,6 +34,7 @@
  *   sf_dyn MSEC link
  *   sf_dyn MSEC unmap PLUGIN
  *   sf_dyn MSEC libc
+ *   sf_dyn MSEC plt
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,6 +57,8 @@ typedef long (*plug_fn)(unsigned long);
 long link_leaf(unsigned long x);
 long link_tail(unsigned long x);
 long link_top(unsigned long x);
+long link_nop(unsigned long x);
+long link_nop_got(unsigned long x);
 
 volatile unsigned long dy_sink;
 
@@ -71,6 +80,24 @@ noinline long dy_link(unsigned long x)
 
 	pad[x % 3] = x;
 	r = link_top(x + pad[x % 3]);
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+/* Through the lazy PLT: link_nop's address is never taken here. */
+noinline long dy_plt(unsigned long x)
+{
+	long r = link_nop(x);
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+/* Through .plt.got: link_nop_got's address is taken (run_plt). */
+noinline long dy_plt_got(unsigned long x)
+{
+	long r = link_nop_got(x);
+
 	__asm__ volatile("" ::: "memory");	/* no tail call */
 	return r;
 }
@@ -156,6 +183,80 @@ static int run_libc(long msec)
 	return 0;
 }
 
+extern const ElfW(Ehdr) __ehdr_start;
+
+/* Print where section @name of this executable lies ("name start end"). */
+static int where_section(const char *name)
+{
+	const ElfW(Ehdr) *eh = &__ehdr_start;
+	ElfW(Shdr) sh[64];
+	char names[4096];
+	int fd = open("/proc/self/exe", O_RDONLY);
+	int ret = -1;
+
+	if (fd < 0)
+		return -1;
+	if (eh->e_shnum <= 64 && eh->e_shstrndx < eh->e_shnum &&
+	    pread(fd, sh, eh->e_shnum * sizeof(sh[0]), (off_t)eh->e_shoff) ==
+		    (ssize_t)(eh->e_shnum * sizeof(sh[0])) &&
+	    pread(fd, names, sizeof(names) - 1, (off_t)sh[eh->e_shstrndx].sh_offset) > 0) {
+		names[sizeof(names) - 1] = 0;
+		for (int i = 0; i < eh->e_shnum; i++) {
+			if (sh[i].sh_name < sizeof(names) && !strcmp(names + sh[i].sh_name, name)) {
+				unsigned long start = (unsigned long)eh + sh[i].sh_addr;
+
+				printf("%s %#lx %#lx\n", name, start, start + sh[i].sh_size);
+				ret = 0;
+			}
+		}
+	}
+	close(fd);
+	return ret;
+}
+
+/*
+ * Print where the PLT entry that @fn calls first lies: the target of its
+ * first "call rel32" (e8), an entry of @size bytes.
+ */
+static int where_call(const char *name, const unsigned char *fn, unsigned long size)
+{
+	for (int i = 0; i < 16; i++) {
+		int rel;
+
+		if (fn[i] != 0xe8)
+			continue;
+		memcpy(&rel, fn + i + 1, sizeof(rel));
+		printf("%s %#lx %#lx\n", name, (unsigned long)(fn + i + 5) + rel,
+		       (unsigned long)(fn + i + 5) + rel + size);
+		return 0;
+	}
+	return -1;
+}
+
+static int run_plt(long msec)
+{
+	long (*volatile taken)(unsigned long) = link_nop_got;
+	struct timespec t0;
+
+	printf("round 1\n");
+	/* The stub first: a name is looked up in the order given. */
+	if (where_call("link_nop_got@plt", (const void *)dy_plt_got, 8) ||
+	    where_section(".plt") || where_section(".plt.got"))
+		return 2;
+	where("dy_plt", (void *)dy_plt);
+	where("dy_plt_got", (void *)dy_plt_got);
+	where("main", (void *)main);
+	dy_sink += taken(0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i % 256 || elapsed_ms(&t0) < msec; i++)
+		dy_sink += dy_plt(i);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i % 256 || elapsed_ms(&t0) < msec; i++)
+		dy_sink += dy_plt_got(i);
+	printf("done\n");
+	return 0;
+}
+
 struct unmapper {
 	void *page;
 	long msec;
@@ -199,6 +300,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc > 2 && !strcmp(argv[2], "libc"))
 		return run_libc(msec);
+	if (argc > 2 && !strcmp(argv[2], "plt"))
+		return run_plt(msec);
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {

@@ -4,6 +4,8 @@
  * built without frame pointers and with SFrame tables. link_top ends in a
  * tail call ("jmp", no frame of its own left), so the stack at each
  * getppid() is link_leaf <- link_tail <- the caller of link_top.
+ * link_nop and link_nop_got are next to nothing: calls to them spend their
+ * time in the PLT stubs on the way (sf_dyn's "plt" mode).
  */
 #define noinline __attribute__((noinline))
 
@@ -31,4 +33,14 @@ noinline long link_tail(unsigned long x)
 long link_top(unsigned long x)
 {
 	return link_tail(x * 3 + 1);
+}
+
+long link_nop(unsigned long x)
+{
+	return (long)x + 1;
+}
+
+long link_nop_got(unsigned long x)
+{
+	return (long)x + 2;
 }
