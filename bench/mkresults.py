@@ -292,6 +292,134 @@ for wl, _ in WORKLOADS:
         fmt(diff(ov(wl, "ref", "perf-defer"), ov(wl, "ref", "perf-fp")), "%+.1f")))
 w("")
 
+# SFrame against frame pointers (bench/guest/sframe-bench.sh; absent in older runs).
+def read_sframe(k):
+    """{(bin, depth, mode): {field: [values per repetition]}} of <k>-sframe.log."""
+    path = os.path.join(d, "%s-sframe.log" % k)
+    if not os.path.exists(path):
+        return None, []
+    runs, info = {}, []
+    for raw in open(path, errors="replace"):
+        line = raw.replace("\r", "").rstrip("\n")
+        if line.startswith("sfcost: "):
+            f = kv(line)
+            r = runs.setdefault((f["bin"], int(f["depth"]), f["mode"]), {})
+            for x, v in f.items():
+                if re.match(r"^-?[\d.]+$", v):
+                    r.setdefault(x, []).append(float(v))
+        elif line.startswith("# sframe-bench:") or line.startswith("# FAIL"):
+            info.append(line[2:])
+    return runs, info
+
+
+def sf_per_call(r):
+    """Median time per system call of one configuration's repetitions."""
+    return statistics.median([t / c for t, c in zip(r["ns"], r["calls"])])
+
+
+def sf_frames(r):
+    """Median of the repetitions' most common user frames per walk."""
+    return statistics.median(r.get("frames_mode", r["frames"]))
+
+
+SF_METHODS = [
+    # (bin, mode, label on our kernel, label on the stock reference)
+    ("sf_depth", "deferred", "**SFrame**, deferred walk (`sf_depth`: no frame pointers, SFrame tables)",
+     "frame pointers over code without them, deferred walk (`sf_depth`: stock 7.x has no "
+     "SFrame walker; `sf_drec` keeps rbp for its variable-sized frame, `sf_dleaf` does not)"),
+    ("sf_depth_fp", "deferred", "frame pointers, deferred walk (`sf_depth_fp`)",
+     "frame pointers, deferred walk (`sf_depth_fp`)"),
+    ("sf_depth_fp", "classic", "frame pointers, classic walk in the system call (`sf_depth_fp`)",
+     "frame pointers, classic walk in the system call (`sf_depth_fp`)"),
+]
+
+sfl = {k: read_sframe(k) for k in KERNELS}
+if any(v[0] for v in sfl.values()):
+    w("## SFrame vs frame pointers: cost per frame")
+    w("")
+    w("`bench/guest/sframe_bench.c` runs a workload (`tests/guest/sframe/sf_depth.c`, built by "
+      "`guest/build-sframe-workloads.sh` with Debian sid's gcc twice: `sf_depth` with "
+      "`-fomit-frame-pointer -Wa,--gsframe`, `sf_depth_fp` with `-fno-omit-frame-pointer "
+      "-mno-omit-leaf-frame-pointer` and no SFrame) that makes %s `getppid()` at the bottom "
+      "of a recursion DEPTH deep (user stack: `sf_dleaf` ← `sf_drec` × DEPTH ← `main` ← the C "
+      "library's start code) and times them itself (CLOCK_MONOTONIC: guest instructions under "
+      "`-icount shift=%s`). Each run is a fresh exec with `raw_syscalls:sys_enter` sampled at "
+      "every hit (period 1) on it: none (no event), classic (callchain walked in the system "
+      "call), deferred (`defer_callchain` + `defer_output`: one walk per system call on the way "
+      "back to user space). cost/sample = median time per call − the median of `none` (same "
+      "binary and depth); frames = the most common number of user frames of a walk; per frame "
+      "= (cost at depth 100 − cost at depth 1) / (frames at 100 − frames at 1); 100-frame walk "
+      "= 100 × per frame. SFrame / FP frames per walk: `<debugfs>/unwind_user/stats` "
+      "(frames_sframe, frames_fp) over the run, per deferred record (absent on stock 7.x). "
+      "With shift 0, 1 ns is 1 guest instruction: per frame is instructions per frame, the "
+      "kernel's and the ring reader's (sframe_bench drains the ring after the workload "
+      "exits unless it is half full). samples / records: a run's samples and deferred "
+      "records, CALLS + the start code's and exit's system calls (stock 7.x gives no record "
+      "for the last one, exit_group)." %
+      (meta.get("sf_calls", "CALLS"), meta.get("icount_shift")))
+    w("")
+    w("```")
+    w("DS_QEMU_ICOUNT=%s guest/run-guest.sh -k fast|ref -s sframe-bench.sh:%s:%s" % (
+        meta.get("icount_shift"), meta.get("reps"), meta.get("sf_calls", "3000")))
+    w("  in the guest (bench/guest/sframe-bench.sh), per BIN in sf_depth_fp sf_depth, DEPTH in 1 100:")
+    w("    sframe_bench /opt/sframe/BIN DEPTH none|classic|deferred %s %s" % (
+        meta.get("reps"), meta.get("sf_calls", "3000")))
+    w("```")
+    w("")
+    for k in KERNELS:
+        for i in sfl[k][1]:
+            w("- %s: `%s`" % (k, i))
+    w("")
+    w("| walk | kernel | cost/sample, depth 1 (µs) | depth 100 (µs) | user frames 1 → 100 "
+      "| **per frame (ns)** | 100-frame walk (µs) | SFrame / FP frames per walk (depth 100) "
+      "| samples / records per run (depth 100) | lost |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
+    per_frame = {}
+    for k in KERNELS:
+        runs = sfl[k][0]
+        if not runs:
+            continue
+        for b, mode, lab_ours, lab_ref in SF_METHODS:
+            r1, r100 = runs.get((b, 1, mode)), runs.get((b, 100, mode))
+            n1, n100 = runs.get((b, 1, "none")), runs.get((b, 100, "none"))
+            if not (r1 and r100 and n1 and n100):
+                continue
+
+            c1 = sf_per_call(r1) - sf_per_call(n1)
+            c100 = sf_per_call(r100) - sf_per_call(n100)
+            f1, f100 = sf_frames(r1), sf_frames(r100)
+            pf = (c100 - c1) / (f100 - f1) if f100 > f1 else None
+            per_frame[(k, b, mode)] = pf
+            walks = [rec if mode == "deferred" else smp
+                     for rec, smp in zip(r100["records"], r100["samples"])]
+            sfw = sum(r100.get("sframe_frames", [0])) / sum(walks) if sum(walks) else 0
+            fpw = sum(r100.get("fp_frames", [0])) / sum(walks) if sum(walks) else 0
+            # stock 7.x: no record for the last system call (exit_group)
+            eq = "%d / %s" % (statistics.median(r100["samples"]),
+                              "%d" % statistics.median(r100["records"]) if mode == "deferred"
+                              else "–")
+            lost = int(sum(r1.get("lost", [0])) + sum(r100.get("lost", [0])))
+            w("| %s | %s | %.2f | %.2f | %.0f → %.0f | %s | %s | %s | %s | %d |" % (
+                lab_ours if k == "fast" else lab_ref, kname(k), c1 / 1000, c100 / 1000,
+                f1, f100, fmt(pf, "%.0f"), fmt(pf * 100 / 1000 if pf is not None else None, "%.1f"),
+                "%.1f / %.1f" % (sfw, fpw) if k == "fast" else "–", eq, lost))
+    w("")
+    ratios = []
+    for k in KERNELS:
+        sf = per_frame.get((k, "sf_depth", "deferred"))
+        fd = per_frame.get((k, "sf_depth_fp", "deferred"))
+        fc = per_frame.get((k, "sf_depth_fp", "classic"))
+        what = "SFrame" if k == "fast" else "frame pointers over `sf_depth`"
+        if sf and fd:
+            ratios.append("%s: per frame, %s / deferred frame pointers = ×%.2f" % (kname(k), what, sf / fd))
+        if sf and fc:
+            ratios.append("%s: per frame, %s / classic frame pointers = ×%.2f" % (kname(k), what, sf / fc))
+        if fd and fc:
+            ratios.append("%s: per frame, deferred / classic frame pointers = ×%.2f" % (kname(k), fd / fc))
+    for r in ratios:
+        w("- %s" % r)
+    w("")
+
 w("## Run-to-run spread")
 w("")
 w("(max − min) / median over the repetitions of each configuration, in one boot; in "

@@ -15,12 +15,18 @@
 #     (none, classic, deferred, perf 7.x fp / dwarf / fp,defer), REPS
 #     repetitions each, plus a kernel-side profile of the workloads in
 #     BENCH_PROFILE; then one plain boot (host time) with the same workloads
-#     and our own configurations, for the wall-time spread;
+#     and our own configurations, for the wall-time spread; then one more
+#     boot under -icount running bench/guest/sframe-bench.sh: the cost of
+#     one user frame to the deferred walk, SFrame tables (/opt/sframe/sf_depth)
+#     against frame pointers (sf_depth_fp), at stack depths 1 and 100 (on
+#     the stock reference, which has no SFrame walker, sf_depth's rows are a
+#     frame-pointer walk of code built without frame pointers, labelled so);
 #  3. bench/file-bench.sh on the 1 M-sample deferred file (perf script and
 #     perf report of perf 7.x against deferstack report --folded / script);
 #  4. bench/mkresults.py turns the logs into bench/RESULTS.md.
 #
 # env: BENCH_REPS (7), BENCH_ICOUNT_SHIFT (0: 1 ns per guest instruction),
+#      BENCH_SF_CALLS (3000: system calls per sframe-bench run),
 #      BENCH_KERNELS ("fast ref"), BENCH_PROFILE ("short,deep,cpu,offcpu"; "-": none),
 #      BENCH_FILE (1: run step 3), BENCH_OUT (build/bench-all),
 #      BENCH_RESULTS (bench/RESULTS.md),
@@ -30,6 +36,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
 reps=${BENCH_REPS:-7}
+sf_calls=${BENCH_SF_CALLS:-3000}
 shift_n=${BENCH_ICOUNT_SHIFT:-0}
 read -ra kernels <<< "${BENCH_KERNELS:-fast ref}"
 profile=${BENCH_PROFILE:-short,deep,cpu,offcpu}
@@ -55,6 +62,7 @@ rm -f "$out"/*.log "$out"/*.out "$out/meta"
 	echo "qemu=$(qemu-system-x86_64 --version 2>/dev/null | head -1)"
 	echo "commit=$(git -C "$root" describe --always --dirty 2>/dev/null)"
 	echo "reps=$reps"
+	echo "sf_calls=$sf_calls"
 	echo "icount_shift=$shift_n"
 	echo "profile=$profile"
 } > "$out/meta"
@@ -72,20 +80,23 @@ if [ $rc -ne 0 ]; then
 fi
 echo "perf7=$([ -n "$perf7" ] && cat "$DS_BUILD/perf7/version" 2>/dev/null)" >> "$out/meta"
 
-# boot TAG KERNEL SUITE [ENV...]: one guest run, its console kept as TAG.log.
+# boot TAG KERNEL SUITE [ENV...]: one guest run, its console kept as TAG.log;
+# broken when it printed no figure line (cost-bench: "cost: ", sframe-bench:
+# "sfcost: " or its skip message).
 boot() {
-	local tag=$1 k=$2 suite=$3 rc
+	local tag=$1 k=$2 suite=$3 rc pat='^cost: '
 	shift 3
+	case $suite in sframe-bench.sh*) pat='^(sfcost: |# sframe-bench: skipped)' ;; esac
 	progress "$tag: booting $k, suite $suite"
 	heavy env "$@" "$root/guest/run-guest.sh" -k "$k" -s "$suite" -t 2400 > "$out/$tag.out" 2>&1
 	rc=$?
 	cp "$DS_BUILD/logs/$k-$suite.log" "$out/$tag.log" 2>/dev/null
-	if [ $rc -ne 0 ] || ! grep -aq '^cost: ' "$out/$tag.log" 2>/dev/null; then
+	if [ $rc -ne 0 ] || ! grep -aEq "$pat" "$out/$tag.log" 2>/dev/null; then
 		progress "$tag: BROKEN (run-guest exit $rc; console in $out/$tag.log)"
 		tail -5 "$out/$tag.out" >&2
 		broken=1
 	else
-		progress "$tag: $(grep -ac '^cost' "$out/$tag.log") figure lines"
+		progress "$tag: $(grep -acE "$pat" "$out/$tag.log") figure lines"
 	fi
 }
 
@@ -94,6 +105,7 @@ for k in "${kernels[@]}"; do
 	boot "$k-icount" "$k" "cost-bench.sh:$reps:1:$profile" \
 		DS_QEMU_ICOUNT="$shift_n" DS_INITRD_EXTRA="$perf7"
 	boot "$k-wall" "$k" "cost-bench.sh:$reps:0:-"
+	boot "$k-sframe" "$k" "sframe-bench.sh:$reps:$sf_calls" DS_QEMU_ICOUNT="$shift_n"
 done
 
 if [ "${BENCH_FILE:-1}" = 1 ]; then

@@ -9,9 +9,13 @@
 # The directory holds sf_static (static), sf_dyn with its loader and C
 # library (its interpreter is /opt/sframe/lib/ld-linux-x86-64.so.2), and two
 # copies of the plugin sf_plug (libsfplug.so, libsfplug2.so), and the
-# library sf_dyn is linked with (libsflink.so, with a tail call); and the
-# main job's example workload without frame pointers (example_workload_nofp). Exit 3 when
-# sid cannot be downloaded (as fetch-perf7.sh).
+# library sf_dyn is linked with (libsflink.so, with a tail call); the
+# main job's example workload without frame pointers (example_workload_nofp);
+# and the two builds of bench/guest/sframe_bench.c's workload sf_depth.c:
+# sf_depth (static, no frame pointers, SFrame tables, like sf_static) and
+# sf_depth_fp (static, frame pointers in every function, leaves too, and no
+# SFrame tables: no -Wa,--gsframe). Exit 3 when sid cannot be downloaded
+# (as fetch-perf7.sh).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,8 +49,14 @@ cp "$src"/*.c "${example[@]}" "$root/tmp/sframe-build/"
 # No frame pointers, SFrame tables; no inlining or sibling calls across the
 # functions whose chain the test checks.
 flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wall -Wextra -Werror"
+# The frame-pointer twin of sf_depth: the same code, walked the other way.
+fpflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror"
 chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -static -o sf_static sf_static.c &&
+	gcc $flags -static -o sf_depth sf_depth.c &&
+	readelf -lW sf_depth | grep -q GNU_SFRAME &&
+	gcc $fpflags -static -o sf_depth_fp sf_depth.c &&
+	! readelf -lW sf_depth_fp | grep -q GNU_SFRAME &&
 	gcc $flags -static -o example_workload_nofp example_workload.c workload.c &&
 	readelf -lW example_workload_nofp | grep -q GNU_SFRAME &&
 	gcc $flags -fPIC -shared -o libsfplug.so sf_plug.c &&
@@ -58,9 +68,10 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 	readelf -lW sf_static | grep -q GNU_SFRAME &&
 	readelf -lW libsfplug.so | grep -q GNU_SFRAME &&
 	readelf -lW sf_dyn | grep -q GNU_SFRAME" >&2 ||
-	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain?)"
+	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain, or one in sf_depth_fp?)"
 b=$root/tmp/sframe-build
-install -m 755 "$b/sf_static" "$b/sf_dyn" "$b/example_workload_nofp" "$out/"
+install -m 755 "$b/sf_static" "$b/sf_dyn" "$b/example_workload_nofp" "$b/sf_depth" \
+	"$b/sf_depth_fp" "$out/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
 install -m 644 "$b/libsflink.so" "$out/lib/libsflink.so"
