@@ -23,7 +23,7 @@
  * samples land in the PLT stubs on the way: link_nop through a lazy .plt
  * entry (dy_plt <- main), then link_nop_got, whose address is taken too,
  * through .plt.got (dy_plt_got <- main), MSEC each. It prints where its
- * .plt and .plt.got lie, and link_nop_got's entry in .plt.got.
+ * .plt and .plt.got lie, and the entries of link_nop and link_nop_got.
  *
  * With "libc", stacks that cross the C library (no SFrame table, no frame
  * pointers in Debian's build): a qsort() comparator that makes getppid()
@@ -239,8 +239,9 @@ static int run_plt(long msec)
 	struct timespec t0;
 
 	printf("round 1\n");
-	/* The stub first: a name is looked up in the order given. */
-	if (where_call("link_nop_got@plt", (const void *)dy_plt_got, 8) ||
+	/* The entries first: a name is looked up in the order given. */
+	if (where_call("link_nop@plt", (const void *)dy_plt, 16) ||
+	    where_call("link_nop_got@plt", (const void *)dy_plt_got, 8) ||
 	    where_section(".plt") || where_section(".plt.got"))
 		return 2;
 	where("dy_plt", (void *)dy_plt);
