@@ -928,6 +928,7 @@ static int check_corrupt(int *failed, int rounds)
 	size_t len;
 	uint64_t rng = 0x2545f4914f6cdd1dULL;
 	struct damage fuzz = { 0 };
+	struct stats s0, s1;
 	struct stat sb;
 	Elf64_Phdr *ph;
 	int fd = open(DIR "/sf_static", O_RDONLY);
@@ -940,6 +941,7 @@ static int check_corrupt(int *failed, int rounds)
 	if (!orig || !buf || read(fd, orig, len) != (ssize_t)len || !(ph = sframe_phdr(orig, len)))
 		return -1;
 	close(fd);
+	read_stats(&s0);
 
 	for (int kind = 0; kind < (int)(sizeof(damage_names) / sizeof(damage_names[0])); kind++) {
 		struct damage d = { 0 };
@@ -974,8 +976,11 @@ static int check_corrupt(int *failed, int rounds)
 		if (run_damaged(buf, len, &fuzz))
 			return -1;
 	}
+	read_stats(&s1);
 	printf("# fuzzed tables: %d variants, %ld ran to the end; %ld records, longest %ld frames, %ld samples without a record, %ld untrusted\n",
 	       rounds, fuzz.ran, fuzz.records, fuzz.longest, fuzz.missing, fuzz.untrusted);
+	/* The fallback: frames by frame pointers once a table is untrusted. */
+	print_stats_delta(&s0, &s1);
 	if (!mainline) {
 		DS_CHECK(failed, fuzz.ran == rounds, "every fuzzed variant ran to the end (%ld of %d)",
 			 fuzz.ran, rounds);
