@@ -48,35 +48,14 @@
 #include <unistd.h>
 
 #include "../../tests/guest/perf_util.h"
+#include "../../tests/guest/stitch_util.h"
 
-#define STATS		"/sys/kernel/debug/unwind_user/stats"
 #define RING_PAGES	2048
 #define MAX_FRAMES	1024
 
 enum mode { NONE, CLASSIC, DEFERRED };
 static const char *const mode_name[] = { "none", "classic", "deferred" };
 
-struct stats {
-	long frames_sframe, frames_fp;
-};
-
-static void read_stats(struct stats *s)
-{
-	FILE *f = fopen(STATS, "r");
-	char key[64];
-	long v;
-
-	memset(s, 0, sizeof(*s));
-	if (!f)
-		return;
-	while (fscanf(f, "%63s %ld", key, &v) == 2) {
-		if (!strcmp(key, "frames_sframe"))
-			s->frames_sframe = v;
-		else if (!strcmp(key, "frames_fp"))
-			s->frames_fp = v;
-	}
-	fclose(f);
-}
 
 struct tally {
 	uint32_t tid;
@@ -165,7 +144,7 @@ static bool ring_half_full(const struct ds_mmap *m)
  * Returns 0, or -1 when nothing could be measured (said on stderr).
  */
 static int run_once(char *const argv[], enum mode m, struct tally *t, long *ns, long *calls,
-		    struct stats *s0, struct stats *s1)
+		    struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
 	struct perf_event_attr attr;
 	struct ds_mmap ring = { 0 };
@@ -219,7 +198,7 @@ static int run_once(char *const argv[], enum mode m, struct tally *t, long *ns, 
 	}
 	memset(t, 0, sizeof(*t));
 	t->tid = (uint32_t)pid;
-	read_stats(s0);
+	ds_unwind_stats_read(s0);
 	if (write(go[1], "g", 1) != 1) {
 		perror("sframe_bench: starting the workload");
 		return -1;
@@ -232,7 +211,7 @@ static int run_once(char *const argv[], enum mode m, struct tally *t, long *ns, 
 			ds_mmap_drain(&ring, count, t);
 		nanosleep(&ts, NULL);
 	}
-	read_stats(s1);
+	ds_unwind_stats_read(s1);
 	if (fd >= 0) {
 		ds_mmap_drain(&ring, count, t);
 		ds_mmap_close(&ring);
@@ -275,7 +254,7 @@ int main(int argc, char **argv)
 	}
 	ds_pin(0, 0);
 	for (int rep = 1; rep <= reps; rep++) {
-		struct stats s0, s1;
+		struct ds_unwind_stats s0, s1;
 		struct tally t;
 		long ns, calls, walks;
 

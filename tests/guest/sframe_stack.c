@@ -54,7 +54,6 @@
 #include "stitch_util.h"
 
 #define DIR		"/opt/sframe"
-#define STATS		"/sys/kernel/debug/unwind_user/stats"
 #define MAX_FUNCS	64
 
 struct range {
@@ -67,40 +66,8 @@ struct ranges {
 	int n;
 };
 
-struct stats {
-	long walks, frames_sframe, frames_fp, frames_signal, objects_sframe, objects_plain;
-	long objects_untrusted;
-};
-
 static int mainline;
 
-static void read_stats(struct stats *s)
-{
-	FILE *f = fopen(STATS, "r");
-	char key[64];
-	long v;
-
-	memset(s, 0, sizeof(*s));
-	if (!f)
-		return;
-	while (fscanf(f, "%63s %ld", key, &v) == 2) {
-		if (!strcmp(key, "walks"))
-			s->walks = v;
-		else if (!strcmp(key, "frames_sframe"))
-			s->frames_sframe = v;
-		else if (!strcmp(key, "frames_fp"))
-			s->frames_fp = v;
-		else if (!strcmp(key, "frames_signal"))
-			s->frames_signal = v;
-		else if (!strcmp(key, "objects_sframe"))
-			s->objects_sframe = v;
-		else if (!strcmp(key, "objects_plain"))
-			s->objects_plain = v;
-		else if (!strcmp(key, "objects_untrusted"))
-			s->objects_untrusted = v;
-	}
-	fclose(f);
-}
 
 static const char *range_name(const struct ranges *rs, uint64_t ip)
 {
@@ -294,7 +261,7 @@ static void deep_tally(const struct run *run, const struct ds_symtab *st, long *
 	}
 }
 
-static void print_stats_delta(const struct stats *a, const struct stats *b)
+static void print_stats_delta(const struct ds_unwind_stats *a, const struct ds_unwind_stats *b)
 {
 	long walks = b->walks - a->walks;
 
@@ -311,17 +278,17 @@ static int check_static(int *failed)
 	static const char *const chain[] = { "sf_leaf", "sf_mid", "sf_top", "main", NULL };
 	char *argv[] = { DIR "/sf_static", "300", NULL };
 	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	long deep, deep_full;
 	struct tally t;
 	struct run run;
 
 	if (!st)
 		return -1;
-	read_stats(&s0);
+	ds_unwind_stats_read(&s0);
 	if (run_sampled(argv, -1, 0, &run))
 		return -1;
-	read_stats(&s1);
+	ds_unwind_stats_read(&s1);
 	tally_chain(&run, NULL, st, chain, &t);
 	deep_tally(&run, st, &deep, &deep_full);
 	printf("# static: %ld deferred hits in sf_leaf, %ld with sf_leaf <- sf_mid <- sf_top <- main, %ld through sf_rec of which %ld with sf_leaf <- sf_rec x 101 <- main; classic (frame pointers): %ld of %ld\n",
@@ -378,19 +345,19 @@ static void read_rounds(int fd, struct ranges rounds[2])
  * "round N" / "name start end" lines it prints into @rounds.
  */
 static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
-			 struct ranges rounds[2], struct stats *s0, struct stats *s1)
+			 struct ranges rounds[2], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
 	int pfd[2];
 
 	if (pipe(pfd))
 		return -1;
-	read_stats(s0);
+	ds_unwind_stats_read(s0);
 	if (run_sampled(argv, pfd[1], clock_us, run)) {
 		close(pfd[0]);
 		close(pfd[1]);
 		return -1;
 	}
-	read_stats(s1);
+	ds_unwind_stats_read(s1);
 	close(pfd[1]);
 	read_rounds(pfd[0], rounds);
 	return 0;
@@ -404,7 +371,7 @@ static int check_dlopen(int *failed)
 			 NULL };
 	struct ranges rounds[2] = { 0 }, all;
 	struct tally sum;
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct run run;
 
 	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
@@ -457,7 +424,7 @@ static int check_link(int *failed)
 	static const char *const chain[] = { "link_leaf", "link_tail", "dy_link", "main", NULL };
 	char *argv[] = { DIR "/sf_dyn", "300", "link", NULL };
 	struct ranges rounds[2] = { 0 };
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
 
@@ -487,6 +454,16 @@ static int check_link(int *failed)
 	return 0;
 }
 
+/* A record that is not what it should be: its ip, its caller and its length. */
+static void print_record(const char *what, const struct ranges *rs, const struct ds_rec *d)
+{
+	const char *caller = d->nr > 1 ? range_name(rs, d->ips[1] - 1) : NULL;
+
+	printf("# %s record: %#llx <- %#llx (%s), %llu frames\n", what,
+	       (unsigned long long)d->ips[0], (unsigned long long)(d->nr > 1 ? d->ips[1] : 0),
+	       caller ? caller : "?", (unsigned long long)d->nr);
+}
+
 /*
  * Samples in PLT stubs, where the task stands on a "jmp" between its caller
  * and the callee: the table's rows for .plt (and .plt.got) describe them
@@ -509,7 +486,7 @@ static int check_plt(int *failed)
 	long plt_hits = 0, plt_full = 0, got_hits = 0, got_full = 0, got_stop = 0, missing = 0;
 	long callee = 0, other = 0;
 	struct ranges rounds[2] = { 0 };
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	int ret;
 	struct run run;
 
@@ -534,12 +511,7 @@ static int check_plt(int *failed)
 			if (chain_starts(&rounds[0], NULL, d->ips, d->nr, plt))
 				plt_full++;
 			else if (plt_hits - plt_full <= 3)
-				printf("# .plt record: %#llx <- %#llx (%s), %llu frames\n",
-				       (unsigned long long)d->ips[0],
-				       (unsigned long long)(d->nr > 1 ? d->ips[1] : 0),
-				       d->nr > 1 && range_name(&rounds[0], d->ips[1] - 1) ?
-				       range_name(&rounds[0], d->ips[1] - 1) : "?",
-				       (unsigned long long)d->nr);
+				print_record(".plt", &rounds[0], d);
 		} else if (chain_starts(&rounds[0], NULL, d->ips, d->nr, got_stub)) {
 			got_hits++;
 			if (chain_starts(&rounds[0], NULL, d->ips, d->nr, got))
@@ -547,11 +519,7 @@ static int check_plt(int *failed)
 			else if (d->nr == 1)
 				got_stop++;
 			else if (got_hits - got_full - got_stop <= 3)
-				printf("# .plt.got record: %#llx <- %#llx (%s), %llu frames\n",
-				       (unsigned long long)d->ips[0], (unsigned long long)d->ips[1],
-				       range_name(&rounds[0], d->ips[1] - 1) ?
-				       range_name(&rounds[0], d->ips[1] - 1) : "?",
-				       (unsigned long long)d->nr);
+				print_record(".plt.got", &rounds[0], d);
 		} else if (chain_starts(&rounds[0], NULL, d->ips, d->nr, other_plt) ||
 			   chain_starts(&rounds[0], NULL, d->ips, d->nr, other_got)) {
 			/* other entries: pread's, clock_gettime's, at exit */
@@ -602,16 +570,16 @@ static int check_signal(int *failed)
 	char *argv[] = { DIR "/sf_static", "300", "signal", NULL };
 	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
 	long hits = 0, through = 0, main_hits = 0, classic_hits = 0, classic_through = 0;
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
 
 	if (!st)
 		return -1;
-	read_stats(&s0);
+	ds_unwind_stats_read(&s0);
 	if (run_sampled(argv, -1, 0, &run))
 		return -1;
-	read_stats(&s1);
+	ds_unwind_stats_read(&s1);
 	tally_chain(&run, NULL, st, handler, &t);
 	for (long i = 0; i < run.def.n; i++) {
 		const struct ds_rec *d = &run.def.recs[i];
@@ -670,7 +638,7 @@ static int check_unmap(int *failed)
 {
 	char *argv[] = { DIR "/sf_dyn", "400", "unmap", DIR "/lib/libsfplug.so", NULL };
 	struct ranges rounds[2] = { 0 };
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
 
@@ -731,7 +699,7 @@ static int check_libc(int *failed)
 	struct ranges rounds[2] = { 0 };
 	long cmp = 0, cmp_sort = 0, cmp_main = 0, cmp_frames = 0;
 	long rd = 0, rd_main = 0, rd_lost = 0, rd_frames = 0;
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct run run;
 
 	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
@@ -812,7 +780,7 @@ static int run_damaged(const unsigned char *buf, size_t len, struct damage *d)
 {
 	const char *bad = "/tmp/sf_bad";
 	char *argv[] = { (char *)bad, "40", NULL };
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct run run;
 	int out;
 
@@ -821,10 +789,10 @@ static int run_damaged(const unsigned char *buf, size_t len, struct damage *d)
 	if (out < 0 || write(out, buf, len) != (ssize_t)len)
 		return -1;
 	close(out);
-	read_stats(&s0);
+	ds_unwind_stats_read(&s0);
 	if (run_sampled(argv, -1, 0, &run))
 		return -1;
-	read_stats(&s1);
+	ds_unwind_stats_read(&s1);
 	unlink(bad);
 	d->runs++;
 	d->ran += WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
@@ -928,7 +896,7 @@ static int check_corrupt(int *failed, int rounds)
 	size_t len;
 	uint64_t rng = 0x2545f4914f6cdd1dULL;
 	struct damage fuzz = { 0 };
-	struct stats s0, s1;
+	struct ds_unwind_stats s0, s1;
 	struct stat sb;
 	Elf64_Phdr *ph;
 	int fd = open(DIR "/sf_static", O_RDONLY);
@@ -941,7 +909,7 @@ static int check_corrupt(int *failed, int rounds)
 	if (!orig || !buf || read(fd, orig, len) != (ssize_t)len || !(ph = sframe_phdr(orig, len)))
 		return -1;
 	close(fd);
-	read_stats(&s0);
+	ds_unwind_stats_read(&s0);
 
 	for (int kind = 0; kind < (int)(sizeof(damage_names) / sizeof(damage_names[0])); kind++) {
 		struct damage d = { 0 };
@@ -976,7 +944,7 @@ static int check_corrupt(int *failed, int rounds)
 		if (run_damaged(buf, len, &fuzz))
 			return -1;
 	}
-	read_stats(&s1);
+	ds_unwind_stats_read(&s1);
 	printf("# fuzzed tables: %d variants, %ld ran to the end; %ld records, longest %ld frames, %ld samples without a record, %ld untrusted\n",
 	       rounds, fuzz.ran, fuzz.records, fuzz.longest, fuzz.missing, fuzz.untrusted);
 	/* The fallback: frames by frame pointers once a table is untrusted. */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <stddef.h>
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -235,4 +236,29 @@ long ds_sample_own_workload(struct ds_collect *c, bool defer_output, unsigned in
 	ds_mmap_close(&ring);
 	close(fd);
 	return n;
+}
+
+void ds_unwind_stats_read(struct ds_unwind_stats *s)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} fields[] = {
+#define FIELD(f) { #f, offsetof(struct ds_unwind_stats, f) }
+		FIELD(walks), FIELD(frames_sframe), FIELD(frames_fp), FIELD(frames_signal),
+		FIELD(objects_sframe), FIELD(objects_plain), FIELD(objects_untrusted),
+#undef FIELD
+	};
+	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");
+	char key[64];
+	long v;
+
+	memset(s, 0, sizeof(*s));
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %ld", key, &v) == 2)
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+			if (!strcmp(key, fields[i].name))
+				*(long *)((char *)s + fields[i].off) = v;
+	fclose(f);
 }

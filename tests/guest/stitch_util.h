@@ -68,6 +68,15 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 long ds_sample_own_workload(struct ds_collect *c, bool defer_output, unsigned int msec,
 			    size_t read_bytes, struct workload_stats *ws);
 
+/* Totals of <debugfs>/unwind_user/stats: our kernel's user stack walker. */
+struct ds_unwind_stats {
+	long walks, frames_sframe, frames_fp, frames_signal;
+	long objects_sframe, objects_plain, objects_untrusted;
+};
+
+/* Read them; all 0 where the file is absent (mainline, no debugfs). */
+void ds_unwind_stats_read(struct ds_unwind_stats *s);
+
 /* Print one "# layout:" line per record kind, for the differential test. */
 void ds_print_layout(const struct ds_collect *c);
 
