@@ -29,7 +29,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
 
 pass=0 fail=0 failed=()
-mkdir -p "$DS_BUILD" && : > "$DS_BUILD/stage-times"
+mkdir -p "$DS_BUILD/logs" && : > "$DS_BUILD/stage-times"
 
 skipped() { case " ${DS_SKIP:-} " in *" $1 "*) return 0 ;; esac; return 1; }
 
@@ -41,7 +41,13 @@ stage() {
 		return
 	fi
 	echo "=== $name"
-	if ds_stage "$name" "$@"; then
+	# Each stage's output also goes to a file: the summary at the end
+	# repeats what a failed stage said (CI shows only the end of the run).
+	local rc
+	ds_stage "$name" "$@" > >(tee "$DS_BUILD/logs/stage-$name.out") 2>&1
+	rc=$?
+	wait $! 2>/dev/null
+	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
 		echo "=== $name: PASS"
 	else
@@ -78,6 +84,18 @@ skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
 stage perf7 "$root/tests/perf7.sh"
 stage own-machine "$root/tests/own-machine.sh"
+
+# Why each failed stage failed: its failure lines and its last lines.
+why_failed() {
+	local out="$DS_BUILD/logs/stage-$1.out"
+	echo
+	echo "--- why $1 failed ($out):"
+	[ -f "$out" ] || return 0
+	grep -aE '(^|[^a-z])(FAIL|not ok)|[Ee]rror|splat|panic|Oops' "$out" | head -20
+	echo "    ... its last lines:"
+	tail -n 25 "$out"
+}
+for f in "${failed[@]}"; do why_failed "$f"; done
 
 echo
 echo "stage times (s):"
