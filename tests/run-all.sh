@@ -44,9 +44,9 @@ stage() {
 	# Each stage's output also goes to a file: the summary at the end
 	# repeats what a failed stage said (CI shows only the end of the run).
 	local rc
-	ds_stage "$name" "$@" > >(tee "$DS_BUILD/logs/stage-$name.out") 2>&1
+	ds_stage "$name" "$@" &> >(tee "$DS_BUILD/logs/stage-$name.out")
 	rc=$?
-	wait $! 2>/dev/null
+	wait $!
 	if [ $rc -eq 0 ]; then
 		pass=$((pass + 1))
 		echo "=== $name: PASS"

@@ -18,6 +18,9 @@
  *   plt:     cpu-clock samples in the PLT stubs of calls into that library:
  *            .plt <- dy_plt <- main, and .plt.got <- dy_plt_got <- main
  *            or a clean stop at the stub (see check_plt);
+ *   plt-signal: a SIGALRM handler's spin, the signal having come on the
+ *            .plt.got entry's jump: dy_sig_leaf <- dy_on_signal <- signal
+ *            return <- .plt.got <- dy_plt_got <- main;
  *   signal:  sf_leaf <- sf_mid <- sf_on_signal <- signal return <- sf_spin
  *            <- main: a SIGALRM handler's calls, walked through the signal
  *            frame into the code the signal interrupted;
@@ -79,12 +82,14 @@ static const char *range_name(const struct ranges *rs, uint64_t ip)
 
 /*
  * Does the user chain start with @chain (ip first, return addresses - 1)?
- * "*" in @chain stands for any one frame.
+ * "*" in @chain stands for a signal return (any one frame); the frame after
+ * it is where the signal came, an exact ip like the first.
  */
 static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
 			 const uint64_t *ips, uint64_t nr, const char *const *chain)
 {
 	uint64_t j = 0;
+	bool exact = true;
 
 	for (; chain[j]; j++) {
 		uint64_t ip;
@@ -92,8 +97,9 @@ static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
 
 		if (j >= nr)
 			return false;
-		ip = j ? ips[j] - 1 : ips[j];
-		if (!strcmp(chain[j], "*"))	/* any frame */
+		ip = exact ? ips[j] : ips[j] - 1;
+		exact = !strcmp(chain[j], "*");
+		if (exact)
 			continue;
 		s = rs ? range_name(rs, ip) : ds_symtab_lookup(st, ip);
 		if (!s || strcmp(s, chain[j]))
@@ -328,6 +334,10 @@ static void read_rounds(int fd, struct ranges rounds[2])
 
 		if (sscanf(line, "round %d", &round) == 1)
 			continue;
+		if (!strncmp(line, "# ", 2)) {	/* the workload's own figures */
+			fputs(line, stdout);
+			continue;
+		}
 		if (round < 1 || round > 2 ||
 		    sscanf(line, "%31s %" SCNx64 " %" SCNx64, r.name, &r.start, &r.end) != 3 ||
 		    rounds[round - 1].n == MAX_FUNCS)
@@ -555,6 +565,74 @@ static int check_plt(int *failed)
 }
 
 /*
+ * A signal that comes with the task on a .plt.got entry's jump: the handler
+ * spins in dy_sig_leaf, and the walk goes through the signal frame into the
+ * entry, where no row of the table can be used (ld's is wrong) and nothing
+ * has been pushed: the entry's caller is on the top of the stack, as for a
+ * task sampled there. Records must read dy_sig_leaf <- dy_on_signal <- the
+ * signal return <- link_nop_got@plt <- dy_plt_got <- main.
+ */
+static int check_plt_signal(int *failed)
+{
+	static const char *const at_stub[] = { "dy_sig_leaf", "dy_on_signal", "*",
+					       "link_nop_got@plt", NULL };
+	static const char *const whole[] = { "dy_sig_leaf", "dy_on_signal", "*",
+					     "link_nop_got@plt", "dy_plt_got", "main", NULL };
+	char *argv[] = { DIR "/sf_dyn", "600", "plt-signal", NULL };
+	long hits = 0, full = 0, stop = 0, missing = 0;
+	struct ranges rounds[2] = { 0 };
+	struct ds_unwind_stats s0, s1;
+	int ret;
+	struct run run;
+
+	setenv("LD_BIND_NOW", "1", 1);
+	ret = run_reporting(argv, 20, &run, rounds, &s0, &s1);
+	unsetenv("LD_BIND_NOW");
+	if (ret)
+		return -1;
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d;
+
+		if (run.def.recs[i].deferred || !run.def.recs[i].cookie)
+			continue;
+		d = record_of(&run.def, i);
+		if (!d) {
+			missing++;
+			continue;
+		}
+		if (!chain_starts(&rounds[0], NULL, d->ips, d->nr, at_stub))
+			continue;
+		hits++;
+		if (chain_starts(&rounds[0], NULL, d->ips, d->nr, whole))
+			full++;
+		else if (d->nr == 4)
+			stop++;
+		if (hits - full <= 3 && hits != full)
+			print_record("signal on .plt.got", &rounds[0], d);
+	}
+	printf("# signal on a .plt.got entry: %ld records in the handler through the signal frame into link_nop_got's entry, %ld with it <- dy_plt_got <- main, %ld stopped at the entry\n",
+	       hits, full, stop);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "PLT signal workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[0].n == 5, "it said where its entry and functions are (%d)",
+			 rounds[0].n);
+		DS_CHECK(failed, missing == 0, "every sample has its record (%ld missing)", missing);
+		DS_CHECK(failed, hits >= 10,
+			 "records through a signal frame into the .plt.got entry (%ld)", hits);
+		DS_CHECK(failed, full == hits,
+			 "every one names the entry's caller: <- dy_plt_got <- main (%ld of %ld)",
+			 full, hits);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/*
  * A signal handler's calls: sf_leaf <- sf_mid <- sf_on_signal <- the signal
  * return <- sf_spin <- main, through the signal frame to the interrupted
  * code. A signal that lands in main between two sf_spin calls gives
@@ -587,10 +665,19 @@ static int check_signal(int *failed)
 		if (!d->deferred || !chain_starts(NULL, st, d->ips, d->nr, handler))
 			continue;
 		hits++;
-		if (chain_starts(NULL, st, d->ips, d->nr, spin))
+		if (chain_starts(NULL, st, d->ips, d->nr, spin)) {
 			through++;
-		else if (chain_starts(NULL, st, d->ips, d->nr, in_main))
+		} else if (chain_starts(NULL, st, d->ips, d->nr, in_main)) {
 			main_hits++;
+		} else if (hits - through - main_hits <= 3) {
+			/* past the signal return: where the signal came, its caller */
+			printf("# signal record: %llu frames, then %#llx (%s) <- %#llx (%s)\n",
+			       (unsigned long long)d->nr,
+			       (unsigned long long)(d->nr > 4 ? d->ips[4] : 0),
+			       d->nr > 4 ? ds_symtab_lookup(st, d->ips[4]) ?: "?" : "-",
+			       (unsigned long long)(d->nr > 5 ? d->ips[5] : 0),
+			       d->nr > 5 ? ds_symtab_lookup(st, d->ips[5] - 1) ?: "?" : "-");
+		}
 	}
 	for (long i = 0; i < run.cls.n; i++) {
 		const struct ds_rec *c = &run.cls.recs[i];
@@ -973,7 +1060,7 @@ int main(int argc, char **argv)
 	}
 	mainline = ds_kernel_is_mainline();
 	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
-	    check_signal(&failed) || check_unmap(&failed) || check_libc(&failed) ||
+	    check_plt_signal(&failed) || check_signal(&failed) || check_unmap(&failed) || check_libc(&failed) ||
 	    check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;

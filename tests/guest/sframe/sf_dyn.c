@@ -25,6 +25,13 @@
  * through .plt.got (dy_plt_got <- main), MSEC each. It prints where its
  * .plt and .plt.got lie, and the entries of link_nop and link_nop_got.
  *
+ * With "plt-signal", dy_plt_got's calls through .plt.got while an interval
+ * timer sends SIGALRM every 100 us; when the signal comes with the task on
+ * link_nop_got's .plt.got entry, the handler spins in dy_sig_leaf, so that
+ * samples there are walked through the signal frame into the entry:
+ * dy_sig_leaf <- dy_on_signal <- signal return <- link_nop_got@plt <-
+ * dy_plt_got <- main. It runs until 100 signals came there, or 4 x MSEC.
+ *
  * With "libc", stacks that cross the C library (no SFrame table, no frame
  * pointers in Debian's build): a qsort() comparator that makes getppid()
  * (dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main), and read()
@@ -35,6 +42,7 @@
  *   sf_dyn MSEC unmap PLUGIN
  *   sf_dyn MSEC libc
  *   sf_dyn MSEC plt
+ *   sf_dyn MSEC plt-signal
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -42,10 +50,13 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/time.h>
+#include <ucontext.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -218,19 +229,20 @@ static int where_section(const char *name)
  * Print where the PLT entry that @fn calls first lies: the target of its
  * first "call rel32" (e8), an entry of @size bytes.
  */
-static int where_call(const char *name, const unsigned char *fn, unsigned long size)
+static unsigned long where_call(const char *name, const unsigned char *fn, unsigned long size)
 {
 	for (int i = 0; i < 16; i++) {
+		unsigned long to;
 		int rel;
 
 		if (fn[i] != 0xe8)
 			continue;
 		memcpy(&rel, fn + i + 1, sizeof(rel));
-		printf("%s %#lx %#lx\n", name, (unsigned long)(fn + i + 5) + rel,
-		       (unsigned long)(fn + i + 5) + rel + size);
-		return 0;
+		to = (unsigned long)(fn + i + 5) + rel;
+		printf("%s %#lx %#lx\n", name, to, to + size);
+		return to;
 	}
-	return -1;
+	return 0;
 }
 
 static int run_plt(long msec)
@@ -240,8 +252,8 @@ static int run_plt(long msec)
 
 	printf("round 1\n");
 	/* The entries first: a name is looked up in the order given. */
-	if (where_call("link_nop@plt", (const void *)dy_plt, 16) ||
-	    where_call("link_nop_got@plt", (const void *)dy_plt_got, 8) ||
+	if (!where_call("link_nop@plt", (const void *)dy_plt, 16) ||
+	    !where_call("link_nop_got@plt", (const void *)dy_plt_got, 8) ||
 	    where_section(".plt") || where_section(".plt.got"))
 		return 2;
 	where("dy_plt", (void *)dy_plt);
@@ -254,6 +266,66 @@ static int run_plt(long msec)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0; i % 256 || elapsed_ms(&t0) < msec; i++)
 		dy_sink += dy_plt_got(i);
+	printf("done\n");
+	return 0;
+}
+
+static unsigned long dy_stub;		/* link_nop_got's .plt.got entry */
+static volatile sig_atomic_t dy_signals, dy_stub_signals;
+
+noinline long dy_sig_leaf(unsigned long x)
+{
+	volatile unsigned long acc = x;
+
+	for (unsigned long i = 0; i < 10000; i++)
+		acc += i ^ x;
+	return (long)acc;
+}
+
+/* Spins (2 ms) only where the signal came on the entry's jump. */
+noinline void dy_on_signal(int sig, siginfo_t *si, void *ctx)
+{
+	const ucontext_t *uc = ctx;
+	struct timespec t0;
+
+	(void)si;
+	dy_signals++;
+	if ((unsigned long)uc->uc_mcontext.gregs[REG_RIP] != dy_stub)
+		return;
+	dy_stub_signals++;
+	clock_gettime(CLOCK_MONOTONIC, &t0);	/* async-signal-safe */
+	do
+		dy_sink += dy_sig_leaf((unsigned long)sig);
+	while (elapsed_ms(&t0) < 2);
+}
+
+static int run_plt_signal(long msec)
+{
+	long (*volatile taken)(unsigned long) = link_nop_got;
+	struct itimerval it = { { 0, 100 }, { 0, 100 } }, off = { { 0, 0 }, { 0, 0 } };
+	struct sigaction sa;
+	struct timespec t0;
+
+	printf("round 1\n");
+	dy_stub = where_call("link_nop_got@plt", (const void *)dy_plt_got, 8);
+	if (!dy_stub)
+		return 2;
+	where("dy_sig_leaf", (void *)dy_sig_leaf);
+	where("dy_on_signal", (void *)dy_on_signal);
+	where("dy_plt_got", (void *)dy_plt_got);
+	where("main", (void *)main);
+	dy_sink += taken(0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = dy_on_signal;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+		return 2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (unsigned long i = 0; i % 256 || (dy_stub_signals < 100 && elapsed_ms(&t0) < 4 * msec);
+	     i++)
+		dy_sink += dy_plt_got(i);
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("# plt-signal: %ld signals, %ld of them on the entry\n", (long)dy_signals, (long)dy_stub_signals);
 	printf("done\n");
 	return 0;
 }
@@ -303,6 +375,8 @@ int main(int argc, char **argv)
 		return run_libc(msec);
 	if (argc > 2 && !strcmp(argv[2], "plt"))
 		return run_plt(msec);
+	if (argc > 2 && !strcmp(argv[2], "plt-signal"))
+		return run_plt_signal(msec);
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
