@@ -201,6 +201,22 @@ static const struct ds_rec *record_of(const struct ds_collect *c, long i)
 	return NULL;
 }
 
+/*
+ * The record of @run's event @i if it is a deferred sample; NULL for other
+ * events, and for a sample without its record (counted in @missing).
+ */
+static const struct ds_rec *sample_record(const struct run *run, long i, long *missing)
+{
+	const struct ds_rec *d;
+
+	if (run->def.recs[i].deferred || !run->def.recs[i].cookie)
+		return NULL;
+	d = record_of(&run->def, i);
+	if (!d)
+		(*missing)++;
+	return d;
+}
+
 struct tally {
 	long hits, full, classic_hits, classic_full, missing;
 };
@@ -216,16 +232,9 @@ static void tally_chain(const struct run *run, const struct ranges *rs,
 
 	memset(t, 0, sizeof(*t));
 	for (long i = 0; i < run->def.n; i++) {
-		const struct ds_rec *s = &run->def.recs[i], *d;
+		const struct ds_rec *d = sample_record(run, i, &t->missing);
 
-		if (s->deferred || !s->cookie)
-			continue;
-		d = record_of(&run->def, i);
-		if (!d) {
-			t->missing++;
-			continue;
-		}
-		if (!chain_starts(rs, st, d->ips, d->nr, leaf))
+		if (!d || !chain_starts(rs, st, d->ips, d->nr, leaf))
 			continue;
 		t->hits++;
 		t->full += chain_starts(rs, st, d->ips, d->nr, chain);
@@ -475,6 +484,21 @@ static void print_record(const char *what, const struct ranges *rs, const struct
 }
 
 /*
+ * Run sf_dyn (@argv) as run_reporting() does, with every symbol bound at
+ * load time: no samples in the lazy binding's resolver path.
+ */
+static int run_bound_now(char *const argv[], unsigned int clock_us, struct run *run,
+			 struct ranges rounds[2], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
+{
+	int ret;
+
+	setenv("LD_BIND_NOW", "1", 1);
+	ret = run_reporting(argv, clock_us, run, rounds, s0, s1);
+	unsetenv("LD_BIND_NOW");
+	return ret;
+}
+
+/*
  * Samples in PLT stubs, where the task stands on a "jmp" between its caller
  * and the callee: the table's rows for .plt (and .plt.got) describe them
  * with a repeating (PC-mask) entry. cpu-clock samples, since no system
@@ -497,25 +521,15 @@ static int check_plt(int *failed)
 	long callee = 0, other = 0;
 	struct ranges rounds[2] = { 0 };
 	struct ds_unwind_stats s0, s1;
-	int ret;
 	struct run run;
 
-	/* Bound at load time: no samples in the lazy binding's resolver path. */
-	setenv("LD_BIND_NOW", "1", 1);
-	ret = run_reporting(argv, 20, &run, rounds, &s0, &s1);
-	unsetenv("LD_BIND_NOW");
-	if (ret)
+	if (run_bound_now(argv, 20, &run, rounds, &s0, &s1))
 		return -1;
 	for (long i = 0; i < run.def.n; i++) {
-		const struct ds_rec *d;
+		const struct ds_rec *d = sample_record(&run, i, &missing);
 
-		if (run.def.recs[i].deferred || !run.def.recs[i].cookie)
+		if (!d)
 			continue;
-		d = record_of(&run.def, i);
-		if (!d) {
-			missing++;
-			continue;
-		}
 		if (chain_starts(&rounds[0], NULL, d->ips, d->nr, plt_stub)) {
 			plt_hits++;
 			if (chain_starts(&rounds[0], NULL, d->ips, d->nr, plt))
@@ -582,25 +596,14 @@ static int check_plt_signal(int *failed)
 	long hits = 0, full = 0, stop = 0, missing = 0;
 	struct ranges rounds[2] = { 0 };
 	struct ds_unwind_stats s0, s1;
-	int ret;
 	struct run run;
 
-	setenv("LD_BIND_NOW", "1", 1);
-	ret = run_reporting(argv, 20, &run, rounds, &s0, &s1);
-	unsetenv("LD_BIND_NOW");
-	if (ret)
+	if (run_bound_now(argv, 20, &run, rounds, &s0, &s1))
 		return -1;
 	for (long i = 0; i < run.def.n; i++) {
-		const struct ds_rec *d;
+		const struct ds_rec *d = sample_record(&run, i, &missing);
 
-		if (run.def.recs[i].deferred || !run.def.recs[i].cookie)
-			continue;
-		d = record_of(&run.def, i);
-		if (!d) {
-			missing++;
-			continue;
-		}
-		if (!chain_starts(&rounds[0], NULL, d->ips, d->nr, at_stub))
+		if (!d || !chain_starts(&rounds[0], NULL, d->ips, d->nr, at_stub))
 			continue;
 		hits++;
 		if (chain_starts(&rounds[0], NULL, d->ips, d->nr, whole))
