@@ -76,6 +76,12 @@ timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
 qrc=$?
 elapsed=$(( $(date +%s) - start ))
+# $log is the latest run's console; each run's is also kept, under its time,
+# the last 10 per kernel and suite, so that a rerun loses no failure's log.
+hist=$DS_BUILD/logs/history/$kernel-$suite.$(date +%Y%m%dT%H%M%S).$$.log
+mkdir -p "${hist%/*}" && cp "$log" "$hist"
+find "${hist%/*}" -maxdepth 1 -name "$kernel-$suite.*.log" -printf '%T@ %p\n' | sort -rn |
+	tail -n +11 | cut -d' ' -f2- | xargs -r rm -f
 echo "boot+$suite@$kernel $elapsed" >> "$DS_BUILD/stage-times"
 
 # Show the test output (not the boot noise) on the host.
@@ -112,5 +118,5 @@ if [ -n "$outdir" ]; then
 	tar -xf "$disk" -C "$outdir" 2>/dev/null || ds_log "no output archive from the guest"
 	rm -f "$disk"
 fi
-ds_log "$kernel/$suite: ${result:-no result} in ${elapsed}s -> $([ $fail -eq 0 ] && echo PASS || echo FAIL)"
+ds_log "$kernel/$suite: ${result:-no result} in ${elapsed}s -> $([ $fail -eq 0 ] && echo PASS || echo "FAIL (console: $hist)")"
 exit $fail

@@ -26,14 +26,20 @@
  *            frame into the code the signal interrupted;
  *   unmap:   a thread unmaps the page of plug_leaf while walks go through
  *            it: the walks end cleanly, the workload dies of SIGSEGV;
+ *   rewrite: the plugin file written over while nothing maps it (in
+ *            place, as a new file, in place with its text mapping split),
+ *            loaded again at the same address: each round's records hold
+ *            that round's chain, not one walked with an old table;
  *   libc:    stacks through the C library (no tables, no frame pointers):
  *            a qsort() comparator and the read() wrapper, printed only;
- *   corrupt: the static workload with its table damaged in five known
- *            ways (truncated, rows beyond the section, unsorted, a segment
- *            past the end of the file, rows of an unknown kind), then with
- *            random bytes of it changed, many times: the walk must end, the
- *            workload run, every sample get its record, and the kernel mark
- *            the bad tables untrusted (the harness fails on a splat).
+ *   corrupt: the static workload with its table damaged in six known
+ *            ways (truncated, rows beyond the section, unsorted, a table
+ *            segment whose file offset disagrees with its loaded segment,
+ *            rows of an unknown kind, 65,535 rows claimed per function),
+ *            then with random bytes of it changed, many times: the walk
+ *            must end, the workload run, every sample get its record, and
+ *            the kernel mark the bad tables untrusted (the harness fails
+ *            on a splat).
  *
  * Every deferred record of a hit in a leaf must hold the whole chain. The
  * counts of <debugfs>/unwind_user/stats say how many frames each method gave.
@@ -58,6 +64,7 @@
 
 #define DIR		"/opt/sframe"
 #define MAX_FUNCS	64
+#define MAX_ROUNDS	4
 
 struct range {
 	char name[32];
@@ -332,7 +339,7 @@ static int check_static(int *failed)
 }
 
 /* "round N", then "name start end" lines (N = 1, 2); the pipe holds them all. */
-static void read_rounds(int fd, struct ranges rounds[2])
+static void read_rounds(int fd, struct ranges rounds[MAX_ROUNDS])
 {
 	FILE *f = fdopen(fd, "r");
 	char line[256];
@@ -347,7 +354,7 @@ static void read_rounds(int fd, struct ranges rounds[2])
 			fputs(line, stdout);
 			continue;
 		}
-		if (round < 1 || round > 2 ||
+		if (round < 1 || round > MAX_ROUNDS ||
 		    sscanf(line, "%31s %" SCNx64 " %" SCNx64, r.name, &r.start, &r.end) != 3 ||
 		    rounds[round - 1].n == MAX_FUNCS)
 			continue;
@@ -364,7 +371,7 @@ static void read_rounds(int fd, struct ranges rounds[2])
  * "round N" / "name start end" lines it prints into @rounds.
  */
 static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
-			 struct ranges rounds[2], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
+			 struct ranges rounds[MAX_ROUNDS], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
 	int pfd[2];
 
@@ -388,7 +395,7 @@ static int check_dlopen(int *failed)
 					     "main", NULL };
 	char *argv[] = { DIR "/sf_dyn", "300", DIR "/lib/libsfplug.so", DIR "/lib/libsfplug2.so",
 			 NULL };
-	struct ranges rounds[2] = { 0 }, all;
+	struct ranges rounds[MAX_ROUNDS] = { 0 }, all;
 	struct tally sum;
 	struct ds_unwind_stats s0, s1;
 	struct run run;
@@ -442,7 +449,7 @@ static int check_link(int *failed)
 {
 	static const char *const chain[] = { "link_leaf", "link_tail", "dy_link", "main", NULL };
 	char *argv[] = { DIR "/sf_dyn", "300", "link", NULL };
-	struct ranges rounds[2] = { 0 };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
@@ -488,7 +495,7 @@ static void print_record(const char *what, const struct ranges *rs, const struct
  * load time: no samples in the lazy binding's resolver path.
  */
 static int run_bound_now(char *const argv[], unsigned int clock_us, struct run *run,
-			 struct ranges rounds[2], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
+			 struct ranges rounds[MAX_ROUNDS], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
 	int ret;
 
@@ -519,7 +526,7 @@ static int check_plt(int *failed)
 	char *argv[] = { DIR "/sf_dyn", "600", "plt", NULL };
 	long plt_hits = 0, plt_full = 0, got_hits = 0, got_full = 0, got_stop = 0, missing = 0;
 	long callee = 0, other = 0;
-	struct ranges rounds[2] = { 0 };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	struct ds_unwind_stats s0, s1;
 	struct run run;
 
@@ -594,7 +601,7 @@ static int check_plt_signal(int *failed)
 					     "link_nop_got@plt", "dy_plt_got", "main", NULL };
 	char *argv[] = { DIR "/sf_dyn", "600", "plt-signal", NULL };
 	long hits = 0, full = 0, stop = 0, missing = 0;
-	struct ranges rounds[2] = { 0 };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	struct ds_unwind_stats s0, s1;
 	struct run run;
 
@@ -727,7 +734,7 @@ static int check_signal(int *failed)
 static int check_unmap(int *failed)
 {
 	char *argv[] = { DIR "/sf_dyn", "400", "unmap", DIR "/lib/libsfplug.so", NULL };
-	struct ranges rounds[2] = { 0 };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
@@ -765,6 +772,78 @@ static int check_unmap(int *failed)
 }
 
 /*
+ * The plugin file written over between rounds while nothing maps it, then
+ * loaded again where it was: in place (the same inode), as a new file, and
+ * in place with its text mapping split. Each round's records must name that
+ * round's chain: an unwind table kept from an earlier round walks the new
+ * code with the old frame sizes. Rounds are told apart by the dy_mark
+ * records the workload makes between them: the first hit in the plugin
+ * after them starts the next round.
+ */
+static int check_rewrite(int *failed)
+{
+	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
+					     "main", NULL };
+	char *argv[] = { DIR "/sf_dyn", "800", "rewrite", "/tmp/libsfrw.so",
+			 DIR "/lib/libsfplug.so", DIR "/lib/libsfplug_alt.so", NULL };
+	static const char *const what[MAX_ROUNDS] = { "A", "B in place", "A as a new file",
+						      "B in place, text split" };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
+	long hits[MAX_ROUNDS] = { 0 }, full[MAX_ROUNDS] = { 0 }, missing = 0;
+	const char *const leaf[] = { "plug_leaf", NULL };
+	struct ds_unwind_stats s0, s1;
+	int round = 0, marked = 0;
+	struct run run;
+
+	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
+		return -1;
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d = sample_record(&run, i, &missing);
+		const char *name;
+
+		if (!d || !d->nr)
+			continue;
+		name = range_name(&rounds[0], d->ips[0]);
+		if (name && !strcmp(name, "dy_mark_leaf")) {
+			marked = 1;
+			continue;
+		}
+		if (!chain_starts(&rounds[marked && round + 1 < MAX_ROUNDS ? round + 1 : round],
+				  NULL, d->ips, d->nr, leaf))
+			continue;
+		/* The first hit in the plugin after the marks: the next round. */
+		if (marked && round + 1 < MAX_ROUNDS)
+			round++;
+		marked = 0;
+		hits[round]++;
+		full[round] += chain_starts(&rounds[round], NULL, d->ips, d->nr, chain);
+	}
+	for (int r = 0; r < MAX_ROUNDS; r++)
+		printf("# rewrite round %d (%s): plug_leaf at %#llx, %ld deferred hits, %ld with plug_leaf <- plug_mid <- plug_top <- dy_call <- main\n",
+		       r + 1, what[r], rounds[r].n ? (unsigned long long)rounds[r].r[0].start : 0ULL,
+		       hits[r], full[r]);
+	print_stats_delta(&s0, &s1);
+	if (mainline) {
+		printf("# mainline: not checked\n");
+	} else {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "rewrite workload ran its four rounds (status 0x%x)", run.status);
+		DS_CHECK(failed, rounds[1].n && rounds[0].r[0].start == rounds[1].r[0].start &&
+				 rounds[3].n && rounds[0].r[0].start == rounds[3].r[0].start,
+			 "the rewritten plugin was loaded where the first one was");
+		DS_CHECK(failed, missing == 0, "every deferred sample has its record (%ld missing)",
+			 missing);
+		for (int r = 0; r < MAX_ROUNDS; r++)
+			DS_CHECK(failed, hits[r] >= 20 && full[r] == hits[r],
+				 "round %d (%s): every record holds the whole chain (%ld of %ld)",
+				 r + 1, what[r], full[r], hits[r]);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/*
  * Stacks through the C library, which has neither SFrame tables nor frame
  * pointers in Debian's build: what the walk gives today, printed, not
  * checked (tables made from .eh_frame would close the gap). A qsort()
@@ -786,7 +865,7 @@ static bool chain_has_after(const struct ranges *rs, const uint64_t *ips, uint64
 static int check_libc(int *failed)
 {
 	char *argv[] = { DIR "/sf_dyn", "300", "libc", NULL };
-	struct ranges rounds[2] = { 0 };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long cmp = 0, cmp_sort = 0, cmp_main = 0, cmp_frames = 0;
 	long rd = 0, rd_main = 0, rd_lost = 0, rd_frames = 0;
 	struct ds_unwind_stats s0, s1;
@@ -924,9 +1003,11 @@ static void put32(unsigned char *p, uint32_t v)
 /*
  * Damage of a known kind, each caught at a different place: the table cut
  * short by its program header, a header claiming rows beyond the section,
- * index entries out of order (the binary search needs them sorted), a
- * segment that lies past the end of the file (the read comes back short),
- * and row attributes of an unknown kind (caught at use, not at load).
+ * index entries out of order (the first and the last swapped: caught when
+ * the table is indexed), a table segment whose file offset no longer
+ * matches the loaded segment it lies in, row attributes of an unknown kind
+ * and functions that claim 65,535 rows each, running into the next
+ * function's (both caught at use, not when indexed).
  * Returns 0, or -1 when sf_static's table is not V3 as expected.
  */
 static int damage(unsigned char *buf, size_t len, int kind)
@@ -959,8 +1040,18 @@ static int damage(unsigned char *buf, size_t len, int kind)
 		memcpy(b, tmp, sizeof(tmp));
 		break;
 	}
-	case 3:		/* the segment past the end of the file */
+	case 3:		/* the segment's file offset past the end of the file */
 		ph->p_offset = len - 8;
+		break;
+	case 5:		/* each function claims 65,535 rows (V3's most) */
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t fda = fres + get32(t + fdes + (size_t)i * SF_FDI_SIZE + 12);
+
+			if (fda + 5 > ph->p_filesz)
+				return -1;
+			t[fda] = 0xff;
+			t[fda + 1] = 0xff;
+		}
 		break;
 	case 4:		/* each function's rows: start addresses of 8 bytes */
 		for (uint32_t i = 0; i < n; i++) {
@@ -976,8 +1067,8 @@ static int damage(unsigned char *buf, size_t len, int kind)
 }
 
 static const char *const damage_names[] = {
-	"truncated", "rows beyond the section", "unsorted", "section past the end of the file",
-	"rows of an unknown kind",
+	"truncated", "rows beyond the section", "unsorted", "segment offset past the end of the file",
+	"rows of an unknown kind", "65,535 rows per function",
 };
 
 static int check_corrupt(int *failed, int rounds)
@@ -1063,7 +1154,7 @@ int main(int argc, char **argv)
 	}
 	mainline = ds_kernel_is_mainline();
 	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
-	    check_plt_signal(&failed) || check_signal(&failed) || check_unmap(&failed) || check_libc(&failed) ||
+	    check_plt_signal(&failed) || check_signal(&failed) || check_unmap(&failed) || check_rewrite(&failed) || check_libc(&failed) ||
 	    check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;

@@ -32,6 +32,18 @@
  * dy_sig_leaf <- dy_on_signal <- signal return <- link_nop_got@plt <-
  * dy_plt_got <- main. It runs until 100 signals came there, or 4 x MSEC.
  *
+ * With "rewrite", the plugin file PATH is written over between rounds
+ * while nothing maps it, and loaded again, most likely at the same address:
+ * round 1 copies A to PATH, round 2 writes B over it in place (O_TRUNC: the
+ * same inode), round 3 unlinks PATH and writes A as a new file, round 4
+ * writes B in place again and splits the text mapping of its plug_leaf
+ * (madvise(MADV_DONTFORK) on its page). A and B are builds of sf_plug.c
+ * with the same names and other frame sizes: an unwind table kept from an
+ * earlier round would walk the code of this one wrongly. Between rounds it
+ * calls dy_mark for MSEC/4, so that records can be told apart by round;
+ * "# rewrite round N: base ADDR inode INO" says where each round's plugin
+ * was.
+ *
  * With "libc", stacks that cross the C library (no SFrame table, no frame
  * pointers in Debian's build): a qsort() comparator that makes getppid()
  * (dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main), and read()
@@ -41,6 +53,7 @@
  *   sf_dyn MSEC link
  *   sf_dyn MSEC unmap PLUGIN
  *   sf_dyn MSEC libc
+ *   sf_dyn MSEC rewrite PATH A B
  *   sf_dyn MSEC plt
  *   sf_dyn MSEC plt-signal
  */
@@ -55,6 +68,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <ucontext.h>
 #include <time.h>
@@ -366,6 +380,86 @@ static int run_unmap(long msec, const char *plugin)
 		dy_sink += dy_call(top, i);
 }
 
+noinline long dy_mark_leaf(unsigned long x)
+{
+	long ret;
+
+	__asm__ volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
+	return ret + (long)x;
+}
+
+noinline long dy_mark(unsigned long x)
+{
+	long r = dy_mark_leaf(x);
+
+	__asm__ volatile("" ::: "memory");	/* no tail call */
+	return r;
+}
+
+/* Copy @src to @dst: over the same inode (O_TRUNC), or as a new file. */
+static int write_over(const char *src, const char *dst, int recreate)
+{
+	char buf[16384];
+	int in, out, ok = 1;
+	ssize_t n;
+
+	if (recreate && unlink(dst))
+		return -1;
+	in = open(src, O_RDONLY);
+	out = open(dst, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		ok &= write(out, buf, (size_t)n) == n;
+	ok &= n == 0;
+	close(in);
+	return close(out) || !ok ? -1 : 0;
+}
+
+static int run_rewrite(long msec, const char *path, const char *a, const char *b)
+{
+	const char *src[4] = { a, b, a, b };
+	long page = sysconf(_SC_PAGESIZE);
+
+	for (int round = 1; round <= 4; round++) {
+		struct timespec t0;
+		struct stat sb;
+		Dl_info info;
+		plug_fn top;
+		void *h, *leaf;
+
+		if (round > 1) {
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			for (unsigned long i = 0; i % 64 || elapsed_ms(&t0) < msec / 4; i++)
+				dy_sink += dy_mark(i);
+		}
+		if (write_over(src[round - 1], path, round == 3) || stat(path, &sb))
+			return 2;
+		h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (!h || !(top = (plug_fn)dlsym(h, "plug_top")) ||
+		    !(leaf = dlsym(h, "plug_leaf")) || !dladdr(leaf, &info))
+			return 2;
+		if (round == 4 &&
+		    madvise((void *)((unsigned long)leaf & ~(page - 1)), page, MADV_DONTFORK))
+			return 2;
+		printf("# rewrite round %d: base %p inode %lu\n", round, info.dli_fbase,
+		       (unsigned long)sb.st_ino);
+		printf("round %d\n", round);
+		where("plug_leaf", leaf);
+		where("plug_mid", dlsym(h, "plug_mid"));
+		where("plug_top", (void *)top);
+		where("dy_call", (void *)dy_call);
+		where("main", (void *)main);
+		where("dy_mark_leaf", (void *)dy_mark_leaf);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (unsigned long i = 0; i % 64 || elapsed_ms(&t0) < msec; i++)
+			dy_sink += dy_call(top, i);
+		dlclose(h);
+	}
+	printf("done\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long msec = argc > 1 ? atol(argv[1]) : 300;
@@ -379,6 +473,8 @@ int main(int argc, char **argv)
 		return run_plt_signal(msec);
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
+	if (argc > 5 && !strcmp(argv[2], "rewrite"))
+		return run_rewrite(msec, argv[3], argv[4], argv[5]);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
 		struct timespec t0;
 

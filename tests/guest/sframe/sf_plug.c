@@ -2,12 +2,22 @@
 /*
  * The plugin of sf_dyn, loaded with dlopen(): built without frame pointers
  * and with SFrame tables. plug_top <- plug_mid <- plug_leaf make getppid().
+ * Built twice: the second build (PLUG_ALT, libsfplug_alt.so) has the same
+ * functions with other frame sizes, for the rewrite run of sframe_stack.
  */
 #define noinline __attribute__((noinline))
 
+#ifdef PLUG_ALT
+#define LEAF_PAD	3
+#define MID_PAD		5
+#else
+#define LEAF_PAD	7
+#define MID_PAD		11
+#endif
+
 noinline long plug_leaf(unsigned long x)
 {
-	volatile unsigned long pad[7] = { x };
+	volatile unsigned long pad[LEAF_PAD] = { x };
 	long ret;
 
 	__asm__ volatile("syscall" : "=a"(ret) : "a"(110L) : "rcx", "r11", "memory");
@@ -16,13 +26,13 @@ noinline long plug_leaf(unsigned long x)
 
 noinline long plug_mid(unsigned long x)
 {
-	volatile unsigned long pad[11];
+	volatile unsigned long pad[MID_PAD];
 	register unsigned long junk __asm__("rbp") = x ^ 0x5bd1e995UL;
 	long r;
 
-	pad[x % 11] = x;
+	pad[x % MID_PAD] = x;
 	__asm__ volatile("" : "+r"(junk));
-	r = plug_leaf(x + pad[x % 11] + junk);
+	r = plug_leaf(x + pad[x % MID_PAD] + junk);
 	__asm__ volatile("" ::: "memory");
 	return r;
 }
