@@ -37,7 +37,9 @@
  * round 1 copies A to PATH, round 2 writes B over it in place (O_TRUNC: the
  * same inode), round 3 unlinks PATH and writes A as a new file, round 4
  * writes B in place again and splits the text mapping of its plug_leaf
- * (madvise(MADV_DONTFORK) on its page). A and B are builds of sf_plug.c
+ * (madvise(MADV_DONTFORK) on its page). In round 3 the page of the
+ * plugin's ELF header is dropped from the page tables (MADV_DONTNEED)
+ * before it runs. A and B are builds of sf_plug.c
  * with the same names and other frame sizes: an unwind table kept from an
  * earlier round would walk the code of this one wrongly. Between rounds it
  * calls dy_mark for MSEC/4, so that records can be told apart by round;
@@ -441,6 +443,13 @@ static int run_rewrite(long msec, const char *path, const char *a, const char *b
 			return 2;
 		if (round == 4 &&
 		    madvise((void *)((unsigned long)leaf & ~(page - 1)), page, MADV_DONTFORK))
+			return 2;
+		/*
+		 * Round 3: the page of its ELF header is not mapped when a walk
+		 * first meets the plugin, so the kernel reads the headers only
+		 * after faulting it in.
+		 */
+		if (round == 3 && madvise(info.dli_fbase, page, MADV_DONTNEED))
 			return 2;
 		printf("# rewrite round %d: base %p inode %lu\n", round, info.dli_fbase,
 		       (unsigned long)sb.st_ino);
