@@ -22,9 +22,9 @@ LIBVIS  := -fvisibility=hidden
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
            lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
-           lib/profile.c lib/ptext.c lib/pprof.c
+           lib/profile.c lib/ptext.c lib/pprof.c lib/symtab.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
-           lib/hash.h lib/output.h lib/profile.h
+           lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h
@@ -174,3 +174,9 @@ $(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferst
 $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -fno-omit-frame-pointer $< -o $@
+
+# the symbol table against libdwfl address by address (optimized: each
+# libdwfl lookup scans a whole table)
+$(OUT)/tests/symcmp: tests/cli/symcmp.c lib/symtab.h $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)

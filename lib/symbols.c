@@ -22,6 +22,7 @@
 #include "deferstack/deferstack.h"
 #include "hash.h"
 #include "internal.h"
+#include "symtab.h"
 
 struct sym {
 	uint64_t start;
@@ -30,22 +31,6 @@ struct sym {
 
 struct seg {
 	uint64_t offset, filesz, vaddr;
-};
-
-/*
- * libdwfl's dwfl_module_addrinfo() looks at every symbol of the table for
- * each address.  Its answer only depends on comparisons of the address with
- * the symbols' addresses and ends (and with the sections' bounds), so it is
- * the same symbol for every address between two consecutive such
- * "breakpoints": after DIRECT_LOOKUPS addresses of an object, it is asked
- * once per interval.
- */
-#define DIRECT_LOOKUPS 32
-
-struct symiv {
-	const char *name;	/* demangled; NULL: no symbol */
-	uint64_t value, size;	/* the symbol's address and size */
-	bool done;
 };
 
 struct dso {
@@ -60,11 +45,8 @@ struct dso {
 	size_t nr_segs;
 	unsigned char build_id[DS_BUILD_ID_MAX];
 	size_t build_id_len;
-	uint64_t *bps;		/* breakpoints of the symbol table, sorted */
-	size_t nr_bps;
-	struct symiv *ivs;	/* nr_bps + 1 intervals: [bps[i - 1], bps[i]) */
-	unsigned direct;	/* addresses asked before the intervals */
-	bool ivs_tried;
+	struct ds_symtab tab;	/* its symbols, read at the first lookup */
+	bool tab_tried, tab_ok;	/* !tab_ok: libdwfl per address (ppc64 ELFv1) */
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
@@ -253,8 +235,7 @@ static void dso_free(struct dso *d)
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
-	free(d->bps);
-	free(d->ivs);
+	ds_symtab_free(&d->tab);
 	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
@@ -633,96 +614,6 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int add_bp(struct dso *d, size_t *cap, uint64_t v)
-{
-	if (ds_grow(&d->bps, cap, d->nr_bps + 1, sizeof(*d->bps)))
-		return -ENOMEM;
-	d->bps[d->nr_bps++] = v;
-	return 0;
-}
-
-/* The section bounds of a symbol file, in module addresses. */
-static int add_section_bps(struct dso *d, size_t *cap, Elf *elf, uint64_t bias)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (add_bp(d, cap, sh.sh_addr + bias) ||
-		     add_bp(d, cap, sh.sh_addr + sh.sh_size + bias)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Breakpoints: every symbol's address, the address after it (an address
- * may be compared for equality) and its end, and the sections' bounds.
- * Without memory, the object stays with one libdwfl search per address. */
-static void build_intervals(struct dso *d)
-{
-	int n = dwfl_module_getsymtab(d->mod);
-	Elf *elfs[4];
-	uint64_t biases[4];
-	size_t nelfs = 0, cap = 0, k = 0;
-	GElf_Addr bias;
-	Elf *main_elf = dwfl_module_getelf(d->mod, &bias);
-
-	d->ivs_tried = true;
-	if (main_elf) {
-		elfs[nelfs] = main_elf;
-		biases[nelfs++] = bias;
-	}
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr value;
-		GElf_Word shndx;
-		Elf *elf = NULL;
-		Dwarf_Addr b = 0;
-		size_t e;
-
-		if (!dwfl_module_getsym_info(d->mod, i, &sym, &value, &shndx, &elf, &b))
-			continue;
-		if (add_bp(d, &cap, value) || add_bp(d, &cap, value + 1) ||
-		    (sym.st_size && add_bp(d, &cap, value + sym.st_size)))
-			goto fail;
-		for (e = 0; e < nelfs && !(elfs[e] == elf && biases[e] == b); e++)
-			;
-		if (e == nelfs && elf) {
-			if (nelfs == sizeof(elfs) / sizeof(elfs[0]))
-				goto fail;	/* not the module we know */
-			elfs[nelfs] = elf;
-			biases[nelfs++] = b;
-		}
-	}
-	for (size_t e = 0; e < nelfs; e++) {
-		if (add_section_bps(d, &cap, elfs[e], biases[e]))
-			goto fail;
-	}
-	if (d->nr_bps)
-		qsort(d->bps, d->nr_bps, sizeof(*d->bps), cmp_u64);
-	for (size_t i = 0; i < d->nr_bps; i++) {
-		if (!k || d->bps[i] != d->bps[k - 1])
-			d->bps[k++] = d->bps[i];
-	}
-	d->nr_bps = k;
-	d->ivs = calloc(k + 1, sizeof(*d->ivs));
-	if (d->ivs)
-		return;
-fail:
-	free(d->bps);
-	d->bps = NULL;
-	d->nr_bps = 0;
-}
-
 /* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
 static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
 {
@@ -735,46 +626,40 @@ static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_
 	return name && *name ? name : NULL;
 }
 
-/* The symbol of module address va: name (demangled) and offset. */
+/* The symbol of module address va: name (demangled) and offset.  The
+ * object's symbols are read once, at its first address (lib/symtab.c);
+ * each range's name is demangled once. */
 static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 {
 	const char *name;
 	uint64_t value, size, off;
 
-	if (!d->ivs_tried && ++d->direct > DIRECT_LOOKUPS)
-		build_intervals(d);
-	if (d->ivs) {
-		size_t lo = 0, hi = d->nr_bps;
-		struct symiv *iv;
+	if (!d->tab_tried) {
+		d->tab_tried = true;
+		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
+	}
+	if (d->tab_ok) {
+		struct ds_symrange *r = ds_symtab_find(&d->tab, va);
 
-		while (lo < hi) {	/* the number of breakpoints <= va */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (d->bps[mid] <= va)
-				lo = mid + 1;
-			else
-				hi = mid;
+		if (!r) {
+			*sym_off = 0;
+			return NULL;
 		}
-		iv = &d->ivs[lo];
-		if (!iv->done) {
-			iv->name = dwfl_sym(d, va, &iv->value, &iv->size);
-			if (iv->name)
-				iv->name = demangle(d, iv->name);
-			iv->done = true;
-		}
-		name = iv->name;
-		value = iv->value;
-		size = iv->size;
+		if (!r->shown)
+			r->shown = demangle(d, r->name);
+		name = r->shown;
+		value = r->value;
+		size = r->size;
 	} else {
 		name = dwfl_sym(d, va, &value, &size);
+		if (name)
+			name = demangle(d, name);
 	}
 	off = va - value;
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
 	if (name && size && off >= size)
 		name = NULL;
-	if (name && !d->ivs)
-		name = demangle(d, name);
 	*sym_off = name ? off : 0;
 	return name;
 }

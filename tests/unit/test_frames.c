@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of the symbolization caches and the id-based folding: frame
  * interning, the (pid, ip) cache across processes, objects, new mappings,
- * exec and fork, kallsyms loaded again, libdwfl asked per symbol-table
- * interval, the compact index table, ds_fold_add_chain against the
+ * exec and fork, kallsyms loaded again, an object's symbols read once
+ * into a table that answers as libdwfl does, the compact index table, ds_fold_add_chain against the
  * string path. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -203,7 +203,7 @@ static void t_frames(void **state)
 	free(s.b);
 }
 
-/* Our executable's symbols asked through the interval cache equal what
+/* Our executable's symbols asked through the symbol table equal what
  * libdwfl says address by address. */
 static const Dwfl_Callbacks cbs = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -350,7 +350,7 @@ static void t_intervals(void **state)
 		assert_true(find_map("test_frames", &a, &e, &pgoff, path));
 		assert_int_equal(ds_symbols_new(&sym, NULL), 0);
 		mmap_at(sym, &s, 77, a, e - a, pgoff, path);
-		for (int round = 0; round < 2; round++) {	/* direct, intervals */
+		for (int round = 0; round < 2; round++) {	/* table built, then reused */
 			for (int i = 0; i < 40; i++)
 				ds_symbols_lookup(sym, 77, (uintptr_t)ds_tf_sized + i, false, &si,
 						  buf, sizeof(buf));
