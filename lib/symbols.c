@@ -57,11 +57,22 @@ struct map {
 	struct dso *dso;
 };
 
+/* [start, end) of a process's address space where mapping map (an index
+ * into maps) is the one an address finds */
+struct mseg {
+	uint64_t start, end;
+	uint32_t map;
+};
+
 struct mapset {
 	uint32_t pid;
 	uint32_t gen;		/* changed by every MMAP, exec and fork; not 0 */
-	struct map *maps;
+	struct map *maps;	/* in the order mapped: a later one hides an earlier */
 	size_t nr, cap;
+	struct mseg *segs;	/* what is visible, by address: built at the first
+				 * lookup after the mappings changed */
+	size_t nr_segs, cap_segs;
+	uint32_t segs_gen;	/* the gen segs were built for; 0: none */
 };
 
 struct comm {
@@ -73,25 +84,14 @@ struct comm {
  * Frames: what addresses resolve to (struct ds_sym_info, map fields 0),
  * interned per object and file offset (user), per address (kernel), and one
  * for "no mapping"; ids are dense and stay valid until ds_symbols_free().
- * A user address is found through a cache of (pid, ip) -> frame, valid
- * while its process's mappings are unchanged (the mapset's generation), so
- * that each distinct address is resolved once.
+ * A user address is found through its process's visible mappings (sorted,
+ * binary search) and the object's file offset -> frame table, so that each
+ * distinct object and offset is resolved once.
  */
 #define FRAME_CHUNK_BITS 10
 #define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
 #define NO_MAP UINT32_MAX
 #define STR_BLOCK 65536
-
-/* a slot of the (pid, ip) -> frame table: open addressing, linear probing,
- * entries inline (the library's ds_htab would add an indirection and a
- * callback per probe: this is looked up for every frame of every sample) */
-struct uaddr {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t gen;		/* the mapset's generation when resolved; 0: free */
-	uint32_t frame;
-	uint32_t map;		/* index of the mapping in the mapset, or NO_MAP */
-};
 
 struct ds_symbols {
 	struct sym *ksyms;
@@ -104,9 +104,6 @@ struct ds_symbols {
 	size_t nr_frames, cap_fchunks;
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
 	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
-	struct uaddr *ua;	/* (pid, user ip) -> frame */
-	size_t nr_ua, cap_ua;	/* cap_ua: 0 or a power of two */
-	unsigned ua_shift;	/* 64 - log2(cap_ua) */
 	uint32_t gen_seq;	/* the last mapset generation given */
 	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
@@ -255,7 +252,6 @@ void ds_symbols_free(struct ds_symbols *s)
 		free(s->fchunks[i]);
 	free(s->fchunks);
 	ds_htab_free(&s->kframes);
-	free(s->ua);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
 	free(s->sblocks);
@@ -268,6 +264,7 @@ void ds_symbols_free(struct ds_symbols *s)
 
 		if (m) {
 			free(m->maps);
+			free(m->segs);
 			free(m);
 		}
 	}
@@ -817,14 +814,144 @@ const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
-/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
-static uint32_t find_map(const struct mapset *m, uint64_t ip)
+/* A max-heap of mapping indices (the latest mapping on top). */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
 {
-	for (size_t i = m ? m->nr : 0; i-- > 0;) {
-		if (ip >= m->maps[i].start && ip < m->maps[i].end)
-			return i < NO_MAP ? (uint32_t)i : NO_MAP;
+	size_t i = (*n)++;
+
+	for (; i && h[(i - 1) / 2] < v; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	uint32_t v = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= v)
+			break;
+		h[i] = h[c];
+		i = c;
 	}
-	return NO_MAP;
+	if (*n)
+		h[i] = v;
+}
+
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+	const struct map *maps = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (maps[x].start != maps[y].start)
+		return maps[x].start < maps[y].start ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* m->segs from m->maps: between two consecutive starts or ends of
+ * mappings, the latest mapping covering the addresses (a sweep over the
+ * starts with a heap of the covering mappings).  0 or -ENOMEM. */
+static int build_segs(struct mapset *m)
+{
+	size_t n = m->nr, nh = 0, nb = 0, next = 0, k = 0;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *heap = malloc((n ? n : 1) * sizeof(*heap));
+	uint64_t *bounds = malloc((2 * n + 1) * sizeof(*bounds));
+	int err = -ENOMEM;
+
+	m->nr_segs = 0;
+	if (!order || !heap || !bounds || n >= NO_MAP)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (m->maps[i].end <= m->maps[i].start)
+			continue;	/* wraps: no address is in it */
+		order[k++] = (uint32_t)i;
+		bounds[nb++] = m->maps[i].start;
+		bounds[nb++] = m->maps[i].end;
+	}
+	n = k;
+	qsort_r(order, n, sizeof(*order), cmp_start, m->maps);
+	qsort(bounds, nb, sizeof(*bounds), cmp_end);
+	k = 0;
+	for (size_t i = 0; i < nb; i++) {
+		if (!k || bounds[i] != bounds[k - 1])
+			bounds[k++] = bounds[i];
+	}
+	nb = k;
+	/* [bounds[i], bounds[i + 1]): the latest mapping covering bounds[i] */
+	for (size_t i = 0; i + 1 < nb; i++) {
+		uint64_t at = bounds[i];
+		struct mseg *last = m->nr_segs ? &m->segs[m->nr_segs - 1] : NULL;
+
+		for (; next < n && m->maps[order[next]].start <= at; next++)
+			heap_push(heap, &nh, order[next]);
+		while (nh && m->maps[heap[0]].end <= at)
+			heap_pop(heap, &nh);
+		if (!nh)
+			continue;	/* a gap */
+		if (last && last->end == at && last->map == heap[0]) {
+			last->end = bounds[i + 1];	/* the same mapping goes on */
+			continue;
+		}
+		if (ds_grow(&m->segs, &m->cap_segs, m->nr_segs + 1, sizeof(*m->segs)))
+			goto out;
+		m->segs[m->nr_segs].start = at;
+		m->segs[m->nr_segs].end = bounds[i + 1];
+		m->segs[m->nr_segs].map = heap[0];
+		m->nr_segs++;
+	}
+	err = 0;
+out:
+	free(order);
+	free(heap);
+	free(bounds);
+	return err;
+}
+
+/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
+static uint32_t find_map(struct mapset *m, uint64_t ip)
+{
+	size_t lo = 0, hi;
+
+	if (!m)
+		return NO_MAP;
+	if (m->segs_gen != m->gen) {
+		if (build_segs(m)) {
+			/* without memory: the mappings one by one */
+			for (size_t i = m->nr; i-- > 0;) {
+				if (ip >= m->maps[i].start && ip < m->maps[i].end)
+					return i < NO_MAP ? (uint32_t)i : NO_MAP;
+			}
+			return NO_MAP;
+		}
+		m->segs_gen = m->gen;
+	}
+	hi = m->nr_segs;
+	while (lo < hi) {	/* segments starting <= ip */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->segs[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ip >= m->segs[lo - 1].end)
+		return NO_MAP;
+	return m->segs[lo - 1].map;
 }
 
 static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
@@ -893,7 +1020,7 @@ static void set_map(struct ds_sym_info *out, const struct map *mp)
 static void lookup_uncached(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 			    struct ds_sym_info *out, char *buf, size_t len)
 {
-	const struct mapset *m;
+	struct mapset *m;
 	uint32_t i;
 
 	if (kernel) {
@@ -1020,65 +1147,24 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 	return err;
 }
 
-static size_t ua_home(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
-{
-	return (size_t)(((ip ^ pid * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL) >> s->ua_shift);
-}
-
-/* The slot of (pid, ip): its entry, or the free slot where it goes. */
-static struct uaddr *ua_slot(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
-{
-	size_t mask = s->cap_ua - 1;
-
-	for (size_t i = ua_home(s, pid, ip);; i = (i + 1) & mask) {
-		struct uaddr *u = &s->ua[i];
-
-		if (!u->gen || (u->ip == ip && u->pid == pid))
-			return u;
-	}
-}
-
-/* Room for one more entry (at most half full): 0 or -ENOMEM. */
-static int ua_reserve(struct ds_symbols *s)
-{
-	struct uaddr *old = s->ua;
-	size_t ocap = s->cap_ua, cap = ocap ? ocap * 2 : 1024;
-	unsigned shift = s->ua_shift ? s->ua_shift - 1 : 64 - 10;
-
-	if ((s->nr_ua + 1) * 2 <= ocap)
-		return 0;
-	if (cap > SIZE_MAX / 2 / sizeof(*old) || !(s->ua = calloc(cap, sizeof(*old)))) {
-		s->ua = old;
-		return -ENOMEM;
-	}
-	s->cap_ua = cap;
-	s->ua_shift = shift;
-	for (size_t i = 0; i < ocap; i++) {
-		if (old[i].gen)
-			*ua_slot(s, old[i].pid, old[i].ip) = old[i];
-	}
-	free(old);
-	return 0;
-}
-
 /* A new generation for a mapset whose mappings changed: the cached
  * frames of its addresses are resolved again. */
 static uint32_t new_gen(struct ds_symbols *s)
 {
 	if (s->gen_seq == UINT32_MAX) {
-		/* wrapped (4 G mapping changes): forget every cached address
-		 * and number the mapsets again; the kernel generation changes
-		 * too, so that users' caches keyed by generations start over */
+		/* wrapped (4 G mapping changes): number the mapsets again
+		 * (their address views built again); the kernel generation
+		 * changes too, so that users' caches keyed by generations
+		 * start over */
 		s->kgen++;
-		if (s->ua)
-			memset(s->ua, 0, s->cap_ua * sizeof(*s->ua));
-		s->nr_ua = 0;
 		s->gen_seq = 0;
 		for (size_t i = 0; i < s->maps.cap; i++) {
 			struct mapset *m = s->maps.s[i].val;
 
-			if (m)
+			if (m) {
 				m->gen = ++s->gen_seq;
+				m->segs_gen = 0;
+			}
 		}
 	}
 	return ++s->gen_seq;
@@ -1086,8 +1172,11 @@ static uint32_t new_gen(struct ds_symbols *s)
 
 void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
 {
-	if (s->cap_ua)
-		__builtin_prefetch(&s->ua[ua_home(s, pid, ip)]);
+	/* a hint: the process's mappings are small and mostly cached, and
+	 * the object's offset table needs them first */
+	(void)s;
+	(void)pid;
+	(void)ip;
 }
 
 /* The frame of user address ip of pid, and its mapping (NULL: none; valid
@@ -1096,7 +1185,6 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 		      const struct map **mp)
 {
 	struct mapset *m = s->last_ms;
-	struct uaddr *u = NULL;
 	uint32_t i;
 	int err;
 
@@ -1107,39 +1195,13 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 			return unknown_frame(s, id);
 		s->last_ms = m;
 	}
-	if (s->cap_ua) {
-		u = ua_slot(s, pid, ip);
-		if (u->gen == m->gen) {
-			*id = u->frame;
-			*mp = u->map == NO_MAP ? NULL : &m->maps[u->map];
-			return 0;
-		}
-	}
-	/* first sight, or the process's mappings changed since */
 	i = find_map(m, ip);
-	if (i == NO_MAP) {
-		err = unknown_frame(s, id);
-	} else {
-		struct map *p = &m->maps[i];
-
-		err = dso_frame(s, p->dso, ip - p->start + p->pgoff, id);
-		*mp = p;
-	}
-	if (err)
-		return err;
-	if (!u || !u->gen) {
-		/* not cached if memory does not allow: only slower */
-		if (ua_reserve(s))
-			return 0;
-		u = ua_slot(s, pid, ip);
-		s->nr_ua++;
-		u->ip = ip;
-		u->pid = pid;
-	}
-	u->gen = m->gen;
-	u->frame = *id;
-	u->map = i;
-	return 0;
+	if (i == NO_MAP)
+		return unknown_frame(s, id);
+	err = dso_frame(s, m->maps[i].dso, ip - m->maps[i].start + m->maps[i].pgoff, id);
+	if (!err)
+		*mp = &m->maps[i];
+	return err;
 }
 
 uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid)

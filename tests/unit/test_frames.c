@@ -102,8 +102,9 @@ static const char *frame_name(struct ds_symbols *sym, uint32_t pid, uint64_t ip,
 	return si->name;
 }
 
-/* Frames: per object and offset, whatever the process; the (pid, ip)
- * cache follows new mappings, exec and fork; kallsyms loaded again. */
+/* Frames: per object and offset, whatever the process; a process's
+ * visible mappings follow new (overlapping) mappings, exec and fork;
+ * kallsyms loaded again. */
 static void t_frames(void **state)
 {
 	struct ds_symbols *sym;
@@ -164,6 +165,33 @@ static void t_frames(void **state)
 	assert_string_equal(frame_name(sym, 11, UADDR(0x80), false, NULL), "[b.bin+0x80]");
 	assert_string_equal(ds_symbols_resolve(sym, 13, UADDR(0x90), false, buf, sizeof(buf)),
 			    "[b.bin+0x90]");
+
+	/* mappings over mappings: each address finds the latest one there,
+	 * the earlier ones show around it with their own offsets */
+	mmap_at(sym, &s, 30, UADDR(0), 0x10000, 0, tpath("a.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4000), false, NULL), "[a.bin+0x4000]");
+	mmap_at(sym, &s, 30, UADDR(0x4000), 0x2000, 0x100, tpath("b.bin"));
+	mmap_at(sym, &s, 30, UADDR(0x5000), 0x800, 0x9000, tpath("a.bin"));
+	mmap_at(sym, &s, 30, UADDR(0x20000), 0x1000, 0, tpath("b.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x3ff0), false, NULL), "[a.bin+0x3ff0]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4000), false, NULL), "[b.bin+0x100]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4ff0), false, NULL), "[b.bin+0x10f0]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5000), false, NULL), "[a.bin+0x9000]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x57ff), false, NULL), "[a.bin+0x97ff]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5800), false, NULL), "[b.bin+0x1900]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x6000), false, NULL), "[a.bin+0x6000]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0xffff), false, NULL), "[a.bin+0xffff]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x10000), false, NULL), "[unknown]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x20010), false, NULL), "[b.bin+0x10]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x21000), false, NULL), "[unknown]");
+	ds_symbols_lookup(sym, 30, UADDR(0x5010), false, &si, buf, sizeof(buf));
+	assert_int_equal(si.map_start, UADDR(0x5000));
+	assert_int_equal(si.map_pgoff, 0x9000);
+	/* the same mapping again, whole: it hides all three */
+	mmap_at(sym, &s, 30, UADDR(0), 0x10000, 0, tpath("a.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5010), false, NULL), "[a.bin+0x5010]");
+	ds_symbols_lookup(sym, 30, UADDR(0x5010), false, &si, buf, sizeof(buf));
+	assert_int_equal(si.map_start, UADDR(0));
 
 	/* kernel: by address; loaded again, the new names, the old frames
 	 * still readable */
