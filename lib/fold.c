@@ -29,7 +29,7 @@
 #include "output.h"
 
 #define HASH_B 0x100000001b3ULL	/* odd: powers never vanish mod 2^64 */
-#define RAW_MAX_WORDS (1u << 20)	/* the chain cache's words: 8 MiB at most */
+#define RAW_MAX_WORDS (1u << 19)	/* the chain cache's words: 4 MiB at most */
 
 struct fname {
 	size_t off, len;	/* in names_str */

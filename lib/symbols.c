@@ -644,21 +644,17 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		}
 		if (!r->shown)
 			r->shown = demangle(d, r->name);
-		name = r->shown;
-		value = r->value;
-		size = r->size;
-	} else {
-		name = dwfl_sym(d, va, &value, &size);
-		if (name)
-			name = demangle(d, name);
+		*sym_off = va - r->value;	/* covered by its symbol */
+		return r->shown;
 	}
+	name = dwfl_sym(d, va, &value, &size);
 	off = va - value;
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
 	if (name && size && off >= size)
 		name = NULL;
 	*sym_off = name ? off : 0;
-	return name;
+	return name ? demangle(d, name) : NULL;
 }
 
 static const char *base_name(const char *p)

@@ -176,9 +176,9 @@ static int read_sections(struct sweep *w, Elf *elf, uint64_t bias)
 	return 0;
 }
 
-/* Symbols [from, to) of mod's table that take part, appended to w->e. */
-static int read_syms(struct sweep *w, size_t *cap, Dwfl_Module *mod, int from, int to,
-		     bool local)
+/* Symbols [from, to) of mod's table that take part, appended to w->e
+ * (room for the whole table). */
+static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool local)
 {
 	for (int i = from; i < to; i++) {
 		GElf_Sym sym;
@@ -194,8 +194,6 @@ static int read_syms(struct sweep *w, size_t *cap, Dwfl_Module *mod, int from, i
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type == STT_SECTION || type == STT_FILE || type == STT_TLS)
 			continue;
-		if (ds_grow(&w->e, cap, w->n + 1, sizeof(*w->e)))
-			return -ENOMEM;
 		e = &w->e[w->n];
 		e->value = value;
 		e->size = sym.st_size;
@@ -208,7 +206,6 @@ static int read_syms(struct sweep *w, size_t *cap, Dwfl_Module *mod, int from, i
 		e->special = shndx >= SHN_LORESERVE;
 		w->n++;
 	}
-	return 0;
 }
 
 /* Rule 1 over the covering sized symbols of one pass, in table order. */
@@ -282,29 +279,27 @@ static void act_expire(struct sweep *w, int pass, uint64_t addr)
 	w->nr_act[pass] = k;
 }
 
-static int add_range(struct ds_symtab *t, size_t *cap, uint64_t start, const struct esym *s)
+/* The answer from start on; t->r has room for every breakpoint. */
+static void add_range(struct ds_symtab *t, uint64_t start, const struct esym *s)
 {
 	struct ds_symrange *p = t->nr ? &t->r[t->nr - 1] : NULL;
 	const char *name = s ? s->name : NULL;
-	uint64_t value = s ? s->value : 0, size = s ? s->size : 0;
+	uint64_t value = s ? s->value : 0;
 
-	if (p && p->name == name && p->value == value && p->size == size)
-		return 0;
-	if (ds_grow(&t->r, cap, t->nr + 1, sizeof(*t->r)))
-		return -ENOMEM;
+	if (p && p->name == name && p->value == value)
+		return;		/* the same name at the same offsets */
 	p = &t->r[t->nr++];
 	p->start = start;
 	p->value = value;
-	p->size = size;
 	p->name = name;
 	p->shown = NULL;
-	return 0;
 }
 
 static int sweep(struct ds_symtab *t, struct sweep *w)
 {
 	uint64_t *bps = NULL, m = 0;
-	size_t nbps = 0, cap = 0, next = 0, k = 0;
+	size_t nbps = 0, next = 0, k = 0;
+	struct ds_symrange *shrunk;
 	int err = -ENOMEM;
 
 	if (w->n > (SIZE_MAX / sizeof(*bps) - 3 * w->nr_secs - 1) / 2)
@@ -339,6 +334,9 @@ static int sweep(struct ds_symtab *t, struct sweep *w)
 			bps[k++] = bps[i];
 	}
 	nbps = k;
+	t->r = malloc(nbps * sizeof(*t->r));
+	if (!t->r)
+		goto out;
 	for (size_t b = 0; b < nbps; b++) {
 		uint64_t addr = bps[b];
 		const struct esym *exact = NULL, *ans;
@@ -362,9 +360,12 @@ static int sweep(struct ds_symtab *t, struct sweep *w)
 			ans = closest(w, 1);
 		if (!ans)
 			ans = label_at(w, m, addr);
-		if (add_range(t, &cap, addr, ans))
-			goto out;
+		add_range(t, addr, ans);
 	}
+	/* ranges of a table that stays: no slack */
+	shrunk = realloc(t->r, t->nr * sizeof(*t->r));
+	if (shrunk)
+		t->r = shrunk;
 	err = 0;
 out:
 	free(bps);
@@ -374,7 +375,6 @@ out:
 int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod)
 {
 	struct sweep w = { 0 };
-	size_t cap = 0;
 	GElf_Addr bias;
 	GElf_Ehdr eh;
 	Elf *main_elf = dwfl_module_getelf(mod, &bias);
@@ -389,11 +389,12 @@ int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod)
 	if (first_global < 0)
 		return 0;
 	err = read_sections(&w, main_elf, bias);
-	if (!err)
-		err = read_syms(&w, &cap, mod, first_global ? first_global : 1, n, false);
-	if (!err && first_global > 1)
-		err = read_syms(&w, &cap, mod, 1, first_global, true);
+	if (!err && !(w.e = malloc((size_t)n * sizeof(*w.e))))
+		err = -ENOMEM;
 	if (!err) {
+		read_syms(&w, mod, first_global ? first_global : 1, n, false);
+		if (first_global > 1)
+			read_syms(&w, mod, 1, first_global, true);
 		if (w.n)
 			qsort(w.e, w.n, sizeof(*w.e), cmp_esym);
 		t->nr_syms = w.n;

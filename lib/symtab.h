@@ -12,10 +12,11 @@
 #include <stdint.h>
 
 /* Module addresses [start, the next range's start) all resolve to name
- * (not demangled; NULL: no symbol) at value, of size size (0: a label). */
+ * (not demangled; NULL: no symbol) at value.  A sized symbol covers every
+ * address of its ranges; a label (size 0) names the addresses after it. */
 struct ds_symrange {
 	uint64_t start;
-	uint64_t value, size;
+	uint64_t value;
 	const char *name;	/* into the module's ELF string tables */
 	const char *shown;	/* the user's: e.g. the demangled name, NULL */
 };

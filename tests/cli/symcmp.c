@@ -150,7 +150,7 @@ static int check_file(const char *path, size_t max)
 
 		if (r) {
 			goff = va - r->value;
-			g = r->size && goff >= r->size ? NULL : r->name;
+			g = r->name;
 		}
 		if (w != g || (w && woff != goff)) {
 			if (bad++ < 10)
