@@ -35,7 +35,7 @@ struct tail {
  * its frame's tail (offset << 32 | length).  User runs with the pid and
  * the generation of its mappings, kernel ones with the kernel symbols'
  * generation; bounded (emptied when full). */
-#define RUN_MAX (1u << 20)	/* u64 in the arena: 8 MiB */
+#define RUN_MAX (1u << 19)	/* u64 in the arena: 4 MiB */
 
 struct script {
 	struct pipeline *p;
