@@ -1,5 +1,6 @@
 # deferstack user space: library, CLI, tests, fuzz target, benchmark.
-# Outputs go to out/.  Targets: all static dyn check fuzz bench install deb clean
+# Outputs go to out/.  Targets: all static dyn check fuzz bench bench-file bench-real
+# install deb clean
 CC      ?= cc
 CLANG   ?= clang
 OUT     ?= out
@@ -38,7 +39,7 @@ SO      := $(OUT)/libdeferstack.so.$(VERSION)
 # default; the Debian package installs the one linked with libdeferstack.so.0
 INSTALL_CLI ?= $(OUT)/deferstack
 
-.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-all install clean
+.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-all install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -128,6 +129,12 @@ $(OUT)/bench/mkbench: bench/mkbench.c $(OUT)/libdeferstack.a
 bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
 	bench/file-bench.sh
 
+# ---- bench-real: a real system-wide recording of this machine (perf record
+# -F 10000 -g -a -- sleep 10, made at run time, never kept) through
+# deferstack report --folded / script and perf script; the linearity case
+bench-real: $(OUT)/deferstack $(OUT)/bench/symscale
+	bench/real-bench.sh
+
 # ---- bench-all: every benchmark (guest cost on both kernels, perf 7.x,
 # the file benchmark) into bench/RESULTS.md; figures only
 bench-all: $(OUT)/deferstack $(OUT)/bench/mkbench
@@ -180,3 +187,8 @@ $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
 $(OUT)/tests/symcmp: tests/cli/symcmp.c lib/symtab.h $(OUT)/libdeferstack.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
+
+# linearity: distinct functions of one object resolved, against libdwfl
+$(OUT)/bench/symscale: bench/symscale.c tests/unit/streams.h $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O2 $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
