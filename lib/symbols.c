@@ -73,6 +73,7 @@ struct mapset {
 				 * lookup after the mappings changed */
 	size_t nr_segs, cap_segs;
 	uint32_t segs_gen;	/* the gen segs were built for; 0: none */
+	size_t last_seg;	/* where the last address was found */
 };
 
 struct comm {
@@ -935,7 +936,12 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 			return NO_MAP;
 		}
 		m->segs_gen = m->gen;
+		m->last_seg = 0;
 	}
+	/* a chain's frames are mostly in the object of the one before */
+	if (m->last_seg < m->nr_segs && ip >= m->segs[m->last_seg].start &&
+	    ip < m->segs[m->last_seg].end)
+		return m->segs[m->last_seg].map;
 	hi = m->nr_segs;
 	while (lo < hi) {	/* segments starting <= ip */
 		size_t mid = lo + (hi - lo) / 2;
@@ -947,6 +953,7 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 	}
 	if (!lo || ip >= m->segs[lo - 1].end)
 		return NO_MAP;
+	m->last_seg = lo - 1;
 	return m->segs[lo - 1].map;
 }
 
