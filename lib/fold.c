@@ -88,6 +88,8 @@ struct ds_fold {
 	/* scratch: a segment being built, a sanitized name, chain words */
 	uint32_t *cur;
 	size_t cur_cap;
+	uint32_t *path;		/* a call path's names, assembled from pieces */
+	size_t path_cap;
 	char *tmp;
 	size_t tmp_cap;
 	uint64_t *words;
@@ -425,6 +427,7 @@ void ds_fold_free(struct ds_fold *f)
 	free(f->stacks);
 	ds_itab_free(&f->stack_tab);
 	free(f->cur);
+	free(f->path);
 	free(f->tmp);
 	free(f->words);
 	free(f->chain_ids);
@@ -517,6 +520,85 @@ static bool raw_is(uint32_t idx, const void *arg)
 	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
 }
 
+static uint64_t raw_hash(const struct raw_key *k)
+{
+	return ds_hash_bytes(k->w, k->n * 8) ^ (uint64_t)k->pid << 32 ^ k->gen ^ k->ctx ^
+	       (uint64_t)k->kernel << 63;
+}
+
+/* Remember that k's words resolve to segment seg (bounded: the cache
+ * starts again when full; without memory, only slower). */
+static void raw_put(struct ds_fold *f, const struct raw_key *k, uint64_t h, uint32_t seg)
+{
+	struct fraw *r;
+
+	if (k->n > RAW_MAX_WORDS / 4)
+		return;
+	if (f->raw_len + k->n > RAW_MAX_WORDS)
+		raw_clear(f);
+	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
+	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + k->n, sizeof(*f->raw_words)) ||
+	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
+		return;
+	r = &f->raw[f->nr_raw++];
+	r->ctx = k->ctx;
+	r->off = f->raw_len;
+	r->len = (uint32_t)k->n;
+	r->pid = k->pid;
+	r->gen = k->gen;
+	r->seg = seg;
+	r->kernel = k->kernel;
+	memcpy(f->raw_words + f->raw_len, k->w, k->n * 8);
+	f->raw_len += k->n;
+}
+
+/*
+ * A call path missed as a whole is resolved in pieces of CHUNK return
+ * addresses counted from its root end, each through the chain cache:
+ * paths that differ near the leaf share the pieces towards the root, so
+ * their addresses are not looked up again.  Words with context markers
+ * (a part that is not one kernel or one user run) go whole.
+ */
+#define CHUNK 8
+
+static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint32_t *seg)
+{
+	size_t nr = whole->n, at = 0;
+	int err;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (whole->w[i] >= PERF_CONTEXT_MAX)
+			return resolve_seg(f, whole->pid, whole->ctx, whole->w, nr, seg);
+	}
+	if ((err = ds_grow(&f->path, &f->path_cap, nr + 1, sizeof(*f->path))))
+		return err;
+	for (size_t end = nr; end > 0;) {
+		size_t start = end > CHUNK ? end - CHUNK : 0, len;
+		struct raw_key k = *whole;
+		const uint32_t *ids;
+		uint32_t cs;
+		uint64_t h;
+		int64_t idx;
+
+		k.w = whole->w + start;
+		k.n = end - start;
+		h = raw_hash(&k);
+		idx = ds_itab_get(&f->raw_tab, h, raw_is, &k);
+		if (idx >= 0) {
+			cs = f->raw[idx].seg;
+		} else {
+			if ((err = resolve_seg(f, whole->pid, whole->ctx, k.w, k.n, &cs)))
+				return err;
+			raw_put(f, &k, h, cs);
+		}
+		ids = seg_ids(f, cs, &len);
+		memcpy(f->path + at, ids, len * sizeof(*ids));
+		at += len;
+		end = start;
+	}
+	return seg_id(f, f->path, at, seg);
+}
+
 /* The segment of words w[0, nr) after context marker ctx (or 0), through
  * the chain cache: a kernel part resolves alike in every process, a user
  * part for pid while its mappings are unchanged.  The cookie after
@@ -527,7 +609,6 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
 	int64_t at;
 	uint64_t h;
-	struct fraw *r;
 	int err;
 
 	if (!nr) {
@@ -549,33 +630,20 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 			break;
 		}
 	}
-	h = ds_hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
+	h = raw_hash(&k);
 	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
 	if (at >= 0) {
 		*seg = f->raw[at].seg;
 		return 0;
 	}
-	err = resolve_seg(f, pid, ctx, w, nr, seg);
-	if (err || nr > RAW_MAX_WORDS / 4)
-		return err;
-	/* bounded: the cache starts again when full (only slower) */
-	if (f->raw_len + nr > RAW_MAX_WORDS)
-		raw_clear(f);
-	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
-	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + nr, sizeof(*f->raw_words)) ||
-	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
-		return 0;
-	r = &f->raw[f->nr_raw++];
-	r->ctx = ctx;
-	r->off = f->raw_len;
-	r->len = (uint32_t)nr;
-	r->pid = k.pid;
-	r->gen = k.gen;
-	r->seg = *seg;
-	r->kernel = kernel;
-	memcpy(f->raw_words + f->raw_len, k.w, nr * 8);
-	f->raw_len += nr;
-	return 0;
+	/* pieces only when the words are the callers after a context marker */
+	if (ctx && nr > CHUNK)
+		err = resolve_chunked(f, &k, seg);
+	else
+		err = resolve_seg(f, pid, ctx, w, nr, seg);
+	if (!err)
+		raw_put(f, &k, h, *seg);
+	return err;
 }
 
 /* A part of a chain: a context marker and its leaf ip (resolved each
@@ -686,17 +754,39 @@ static int cmp_key(const void *pa, const void *pb, void *arg)
 	const struct fstack *x = &f->stacks[*(const uint32_t *)pa];
 	const struct fstack *y = &f->stacks[*(const uint32_t *)pb];
 	struct view vx, vy;
-	struct cursor cx = { &vx, 0, 0 }, cy = { &vy, 0, 0 };
-	size_t n;
+	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
 
 	view_of(f, x, &vx);
 	view_of(f, y, &vy);
-	n = vx.total < vy.total ? vx.total : vy.total;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t a = cur_next(&cx), b = cur_next(&cy);
+	/* run against run: a span both have is compared as two arrays, and
+	 * skipped at once when it is the same memory (a shared segment) */
+	for (;;) {
+		const uint32_t *rx, *ry;
+		size_t n;
 
-		if (a != b)
-			return cmp_names(f, a, i + 1 < vx.total, b, i + 1 < vy.total);
+		while (px < 6 && ax >= vx.len[px]) {
+			px++;
+			ax = 0;
+		}
+		while (py < 6 && ay >= vy.len[py]) {
+			py++;
+			ay = 0;
+		}
+		if (px == 6 || py == 6)
+			break;
+		rx = vx.run[px] + ax;
+		ry = vy.run[py] + ay;
+		n = vx.len[px] - ax < vy.len[py] - ay ? vx.len[px] - ax : vy.len[py] - ay;
+		if (rx != ry) {
+			for (size_t i = 0; i < n; i++) {
+				if (rx[i] != ry[i])
+					return cmp_names(f, rx[i], done + i + 1 < vx.total, ry[i],
+							 done + i + 1 < vy.total);
+			}
+		}
+		ax += n;
+		ay += n;
+		done += n;
 	}
 	return vx.total < vy.total ? -1 : vx.total > vy.total;
 }
