@@ -110,15 +110,8 @@ echo "  $(grep -m1 '^summary:' "$dir/ds-report-folded.err" | cut -c1-60)..."
 measure ds-script "$ds" script -i "$dir/real.data" -k "$ks"
 measure perf-script "$perf" script -i "$dir/real.data" --kallsyms "$ks"
 # distinct functions: (symbol, object) pairs of the frames script prints
-"$ds" script -i "$dir/real.data" -k "$ks" 2> /dev/null | awk -F'\t' '
-	NF > 1 { line = $2; sub(/^ *[0-9a-f]+ /, "", line)
-		if (line ~ /^\[unknown\]/) next
-		obj = line; sub(/.* \(/, "", obj); sub(/\)$/, "", obj)
-		fn = line; sub(/\+0x[0-9a-f]+ \(.*$/, "", fn); sub(/ \(.*$/, "", fn)
-		if (!((fn, obj) in seen)) { seen[fn, obj] = 1; per[obj]++; n++ } }
-	END { printf "  distinct functions met: %d; most in:", n
-		for (o in per) printf "%d\t%s\n", per[o], o > "/dev/stderr"
-		printf "\n" }' 2> "$dir/per-object"
+"$ds" script -i "$dir/real.data" -k "$ks" 2> /dev/null |
+	awk -f "$root/bench/real-funcs.awk" 2> "$dir/per-object"
 sort -rn "$dir/per-object" | head -5 | awk -F'\t' '{ printf "    %7d  %s\n", $1, $2 }'
 echo "--- ratios against perf script (targets: >= 10x the speed, <= 1/2 the memory)"
 ratio ds-report-folded perf-script
@@ -126,13 +119,7 @@ ratio ds-script perf-script
 
 # ---- linearity: distinct functions of one object
 echo "--- linearity: distinct functions resolved (bench/symscale; libdwfl per address for comparison)"
-awk -v n="$nfuncs" 'BEGIN {
-	print "\t.text"
-	for (i = 0; i < n; i++) {
-		printf "\t.globl gen_fn_%d\n\t.type gen_fn_%d, @function\ngen_fn_%d:\n", i, i, i
-		printf "\t.fill %d, 1, 0x90\n\tret\n\t.size gen_fn_%d, . - gen_fn_%d\n", 7 + i % 24, i, i
-	}
-}' > "$dir/gen.s"
+awk -v n="$nfuncs" -f "$root/bench/gen-funcs.awk" > "$dir/gen.s"
 if cc -shared -nostdlib -Wl,--build-id -o "$dir/gen.so" "$dir/gen.s" 2> "$dir/gen.err"; then
 	"$root/out/bench/symscale" -d 1000 "$dir/gen.so" | sed 's/^/  /'
 else

@@ -30,6 +30,19 @@ for t in "$@"; do
 	fi
 done
 
+# --- an object's symbol table (lib/symtab.c) answers as libdwfl's
+# dwfl_module_addrinfo() does, at every symbol and section bound and across
+# the text: libc (with its libc6-dbg debug file when installed), the CLI,
+# and libLLVM (45 k symbols) when installed
+libc=$(ldd "$DS" | awk '/libc\.so\.6/ { print $3 }')
+llvm=$(ls /usr/lib/llvm-*/lib/libLLVM*.so* 2> /dev/null | head -1)
+nobj=2
+[ -n "$llvm" ] && llvm=$(readlink -f "$llvm") && nobj=3
+check "symbol tables = dwfl_module_addrinfo (libc, the CLI${llvm:+, libLLVM})" \
+	bash -c "'$OUT/tests/symcmp' -n 1500 '$libc' '$DS' > '$T/symcmp.log' &&
+		{ [ -z '$llvm' ] || '$OUT/tests/symcmp' -n 300 '$llvm' >> '$T/symcmp.log'; } &&
+		[ \$(grep -c ', 0 differ\$' '$T/symcmp.log') -eq $nobj ] || { cat '$T/symcmp.log'; false; }"
+
 # --- help for every subcommand
 for c in record report script convert; do
 	check "$c --help" bash -c "'$DS' $c --help | grep -q 'usage: deferstack $c'"

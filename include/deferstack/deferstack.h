@@ -496,9 +496,10 @@ DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bo
  * Frames: every address is resolved once.  What it resolves to is interned
  * as a frame with a dense id (0, 1, ...): user addresses per object and
  * file offset (two processes mapping one library share its frames), kernel
- * addresses per address, and one frame for "no mapping".  A cache of
- * (pid, ip) -> frame answers again until the process's mappings change (an
- * MMAP, exec or fork record).  ds_symbols_lookup() goes through it too.
+ * addresses per address, and one frame for "no mapping".  A user address
+ * goes through its process's visible mappings (rebuilt after an MMAP, exec
+ * or fork record) to the object's file offset -> frame table; an object's
+ * symbols are read once.  ds_symbols_lookup() goes the same way.
  * ds_symbols_frame(): the frame of ip (0 or -ENOMEM);
  * ds_symbols_frame_info(): what frame id resolves to (its map fields are 0;
  * strings valid until ds_symbols_free()), or NULL for an unknown id.

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of the symbolization caches and the id-based folding: frame
- * interning, the (pid, ip) cache across processes, objects, new mappings,
- * exec and fork, kallsyms loaded again, an object's symbols read once
- * into a table that answers as libdwfl does, the compact index table, ds_fold_add_chain against the
- * string path. */
+ * interning, a process's visible mappings across processes, objects, new
+ * (overlapping) mappings, exec and fork, kallsyms loaded again, an
+ * object's symbols read once into a table that answers as libdwfl does,
+ * the compact index table, ds_fold_add_chain against the string path. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
