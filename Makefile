@@ -7,7 +7,7 @@ OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib -DDS_VERSION='"$(VERSION)"'
-LDLIBS  := -ldw -lelf -lz -lstdc++
+LDLIBS  := -ldw -lelf -lz -lzstd -lstdc++
 STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60

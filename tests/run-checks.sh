@@ -469,6 +469,21 @@ else
 			bash -c "grep -q '^burn;burn_leaf ' '$T/dwarf.folded' && grep -q '^burn;syscall_loop ' '$T/dwarf.folded'"
 		check "perf --call-graph dwarf file: kernel samples get their user frame" \
 			grep -qE '^burn;(__GI___libc_|__)?write;entry_SYSCALL' "$T/dwarf.folded"
+		# perf record -z: the records come in PERF_RECORD_COMPRESSED (zstd)
+		# records; read and decompressed, as many samples as perf counts
+		perf record -q -z -g -F 2000 -o "$T/z.data" -- "$BURN" 0.5 > "$T/z.err" 2>&1
+		zc=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ COMPRESSED events:/ { print $3 }')
+		if [ "${zc:-0}" -gt 0 ] 2>/dev/null; then
+			zs=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ SAMPLE events:/ { print $3 }')
+			zw=$(perf script -F comm -i "$T/z.data" 2>/dev/null | wc -l)
+			"$DSAN" report -i "$T/z.data" --folded > "$T/z.folded" 2> "$T/z.rerr"
+			rc=$?
+			check "perf record -z file ($zc compressed records): $zs samples as perf report --stats and perf script count ($zw), burn's stacks" \
+				bash -c "[ $rc -eq 0 ] && [ '$zs' = '$zw' ] && grep -q '^summary: $zs samples' '$T/z.rerr' && grep -q 'burn_middle;burn_leaf' '$T/z.folded' && ! grep -q 'Sanitizer\|runtime error' '$T/z.rerr'" ||
+				cat "$T/z.rerr"
+		else
+			skp "perf record -z: perf could not record a compressed file ($(tail -1 "$T/z.err"))"
+		fi
 		if [ "${pv:-0}" -ge 7 ]; then
 			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
 		else

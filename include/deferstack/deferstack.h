@@ -217,8 +217,11 @@ DS_API void ds_reader_close(struct ds_reader *r);
  * call), 0 at the end of data, or a negative errno (truncated record,
  * size 0/too small, size past the data section; ds_reader_error() says
  * which).  Pipe-mode attr, name and build-id records are taken in, not
- * returned.  In an unfinished file or a pipe-mode stream a cut last
- * record is the end of data (0, ds_reader_trailing() bytes), not an error.
+ * returned.  PERF_RECORD_COMPRESSED(2) records (perf record -z) are not
+ * returned either: the records their zstd data holds are, in order (a
+ * record cut between two of them joined).  In an unfinished file or a
+ * pipe-mode stream a cut last record is the end of data (0,
+ * ds_reader_trailing() bytes), not an error.
  */
 DS_API int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The reason of the last error. */

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cmocka.h>
 
@@ -1184,6 +1185,90 @@ static void t_rebuilt(void **state)
 	free(s.b);
 }
 
+/* A PERF_RECORD_COMPRESSED (perf record -z) holding one zstd frame of
+ * bytes p[0, n), its size not a multiple of 8 (as perf writes it). */
+static void sb_compressed(struct sbuf *s, const uint8_t *p, size_t n, int corrupt)
+{
+	size_t cap = ZSTD_compressBound(n), len;
+	uint8_t *z = malloc(cap);
+	struct perf_event_header h = { 81, 0, 0 };
+
+	assert_non_null(z);
+	len = ZSTD_compress(z, cap, p, n, 3);
+	assert_false(ZSTD_isError(len));
+	if (corrupt)
+		memset(z + len / 2, 0xa5, len - len / 2);
+	h.size = (uint16_t)(sizeof(h) + len);
+	sb_put(s, &h, sizeof(h));
+	sb_put(s, z, len);
+	free(z);
+}
+
+/* perf record -z files: the records of the compressed records' zstd data
+ * come back in order, with the plain records between them, a record cut
+ * between two compressed records joined; damaged zstd data is a clear
+ * error. */
+static void t_compressed(void **state)
+{
+	struct sbuf plain = { 0 }, z = { 0 }, tail = { 0 };
+	const struct perf_event_header *rec;
+	struct ds_reader *rd;
+	struct ds_reader_opts ro = { .sz = sizeof(ro) };
+	char eb[256];
+	size_t at = 0, n = 0, cut;
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, KADDR(0x100), PERF_CONTEXT_USER, UADDR(0x40),
+			     UADDR(0x80) };
+
+	(void)state;
+	sb_comm(&plain, 7, "zworker", 1);
+	for (int i = 0; i < 40; i++)
+		sb_sample(&plain, 7, 10 + (uint64_t)i, 0, chain, 5);
+	/* the first frame ends inside a sample, the second holds the rest */
+	cut = plain.len / 2 + 4;
+	sb_compressed(&z, plain.b, cut, 0);
+	sb_round(&z);
+	sb_compressed(&z, plain.b + cut, plain.len - cut, 0);
+	sb_sample(&tail, 7, 100, 1, chain, 5);	/* a plain record after them */
+	sb_put(&z, tail.b, tail.len);
+	assert_int_equal(sb_write_file(&z, tpath("z.data")), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("z.data"), NULL), 0);
+	for (int ret; (ret = ds_reader_next(rd, &rec)) > 0;) {
+		if (rec->type == DS_RECORD_FINISHED_ROUND) {
+			assert_true(at > 0 && at < plain.len);	/* between the two */
+			continue;
+		}
+		assert_int_equal((uintptr_t)rec & 7, 0);
+		if (at < plain.len) {
+			assert_true(at + rec->size <= plain.len);
+			assert_memory_equal(rec, plain.b + at, rec->size);
+			at += rec->size;
+		} else {
+			assert_memory_equal(rec, tail.b, tail.len);
+		}
+		n++;
+	}
+	assert_int_equal(at, plain.len);
+	assert_int_equal(n, 1 + 40 + 1);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
+
+	/* damaged zstd data: an error that says so, at its offset */
+	z.len = 0;
+	sb_compressed(&z, plain.b, plain.len, 1);
+	assert_int_equal(sb_write_file(&z, tpath("zbad.data")), 0);
+	ro.errbuf = eb;
+	ro.errbuf_len = sizeof(eb);
+	assert_int_equal(ds_reader_open(&rd, tpath("zbad.data"), &ro), 0);
+	while ((n = (size_t)ds_reader_next(rd, &rec)) == 1)
+		;
+	assert_int_equal((int)n, -EINVAL);
+	assert_non_null(strstr(ds_reader_error(rd), "compressed record at data offset 0: zstd: "));
+	ds_reader_close(rd);
+	free(plain.b);
+	free(z.b);
+	free(tail.b);
+}
+
 /* An MMAP record naming a FIFO (or a device, or a directory) must not hang
  * or read it: the frame resolves to the file's name. */
 /* Build-ids: perf's HEADER_BUILD_ID written and read back; a file whose
@@ -1502,6 +1587,7 @@ int main(void)
 		cmocka_unit_test(t_symbols),
 		cmocka_unit_test(t_build_ids),
 		cmocka_unit_test(t_rebuilt),
+		cmocka_unit_test(t_compressed),
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
