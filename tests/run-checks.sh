@@ -472,9 +472,9 @@ else
 		# perf record -z: the records come in PERF_RECORD_COMPRESSED (zstd)
 		# records; read and decompressed, as many samples as perf counts
 		perf record -q -z -g -F 2000 -o "$T/z.data" -- "$BURN" 0.5 > "$T/z.err" 2>&1
-		zc=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ COMPRESSED events:/ { print $3 }')
+		zc=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ COMPRESSED events:/ { print $3; exit }')
 		if [ "${zc:-0}" -gt 0 ] 2>/dev/null; then
-			zs=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ SAMPLE events:/ { print $3 }')
+			zs=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ SAMPLE events:/ { print $3; exit }')
 			zw=$(perf script -F comm -i "$T/z.data" 2>/dev/null | wc -l)
 			"$DSAN" report -i "$T/z.data" --folded > "$T/z.folded" 2> "$T/z.rerr"
 			rc=$?
