@@ -30,6 +30,7 @@
 
 #define HASH_B 0x100000001b3ULL	/* odd: powers never vanish mod 2^64 */
 #define RAW_MAX_WORDS (1u << 19)	/* the chain cache's words: 4 MiB at most */
+#define PIECE_MAX_WORDS (1u << 16)	/* its pieces' cache: 512 KiB at most */
 
 struct fname {
 	size_t off, len;	/* in names_str */
@@ -60,11 +61,21 @@ struct fstack {
 /* a chain's words (user part: with pid and generation) -> its segment */
 struct fraw {
 	uint64_t ctx;		/* the context marker the words follow, or 0 */
-	size_t off;		/* in raw_words */
+	size_t off;		/* in words */
 	uint32_t len;
 	uint32_t pid, gen;
 	uint32_t seg;
 	bool kernel;
+};
+
+/* A cache of call paths' words -> segment: entries in an array, their words
+ * in one arena, found by hash; bounded (emptied when full). */
+struct rawcache {
+	struct fraw *raw;
+	size_t nr, cap;
+	uint64_t *words;
+	size_t len, wcap, max;	/* max: words at most */
+	struct ds_itab tab;
 };
 
 struct ds_fold {
@@ -101,11 +112,9 @@ struct ds_fold {
 	size_t chain_cap;
 	uint32_t *xl;
 	size_t xl_cap;
-	struct fraw *raw;
-	size_t nr_raw, cap_raw;
-	uint64_t *raw_words;
-	size_t raw_len, raw_cap;
-	struct ds_itab raw_tab;		/* fraw by hash */
+	struct rawcache paths;		/* whole call paths */
+	struct rawcache pieces;		/* pieces of missed ones (apart: they
+					 * must not push whole paths out) */
 	uint32_t kgen;			/* the symbols' kernel generation cached */
 	/* comms seen lately and their name ids, by a hash of their text */
 	struct {
@@ -404,14 +413,24 @@ static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples
 int ds_fold_new(struct ds_fold **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->paths.max = RAW_MAX_WORDS;
+	(*out)->pieces.max = PIECE_MAX_WORDS;
+	return 0;
+}
+
+static void rc_clear(struct rawcache *c)
+{
+	ds_itab_free(&c->tab);
+	c->nr = 0;
+	c->len = 0;
 }
 
 static void raw_clear(struct ds_fold *f)
 {
-	ds_itab_free(&f->raw_tab);
-	f->nr_raw = 0;
-	f->raw_len = 0;
+	rc_clear(&f->paths);
+	rc_clear(&f->pieces);
 }
 
 void ds_fold_free(struct ds_fold *f)
@@ -433,8 +452,10 @@ void ds_fold_free(struct ds_fold *f)
 	free(f->chain_ids);
 	free(f->xl);
 	raw_clear(f);
-	free(f->raw);
-	free(f->raw_words);
+	free(f->paths.raw);
+	free(f->paths.words);
+	free(f->pieces.raw);
+	free(f->pieces.words);
 	free(f);
 }
 
@@ -503,7 +524,7 @@ static int resolve_seg(struct ds_fold *f, uint32_t pid, uint64_t ctx, const uint
 }
 
 struct raw_key {
-	const struct ds_fold *f;
+	const struct rawcache *c;
 	const uint64_t *w;
 	size_t n;
 	uint64_t ctx;
@@ -514,10 +535,10 @@ struct raw_key {
 static bool raw_is(uint32_t idx, const void *arg)
 {
 	const struct raw_key *k = arg;
-	const struct fraw *r = &k->f->raw[idx];
+	const struct fraw *r = &k->c->raw[idx];
 
 	return r->len == k->n && r->kernel == k->kernel && r->pid == k->pid && r->ctx == k->ctx &&
-	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
+	       r->gen == k->gen && !memcmp(k->c->words + r->off, k->w, k->n * 8);
 }
 
 static uint64_t raw_hash(const struct raw_key *k)
@@ -526,30 +547,38 @@ static uint64_t raw_hash(const struct raw_key *k)
 	       (uint64_t)k->kernel << 63;
 }
 
-/* Remember that k's words resolve to segment seg (bounded: the cache
- * starts again when full; without memory, only slower). */
-static void raw_put(struct ds_fold *f, const struct raw_key *k, uint64_t h, uint32_t seg)
+/* The segment cached for k (in the cache k names), or -1. */
+static int64_t raw_get(const struct raw_key *k, uint64_t h)
+{
+	int64_t at = ds_itab_get(&k->c->tab, h, raw_is, k);
+
+	return at < 0 ? -1 : (int64_t)k->c->raw[at].seg;
+}
+
+/* Remember in c that k's words resolve to segment seg (bounded: c starts
+ * again when full; without memory, only slower). */
+static void raw_put(struct rawcache *c, const struct raw_key *k, uint64_t h, uint32_t seg)
 {
 	struct fraw *r;
 
-	if (k->n > RAW_MAX_WORDS / 4)
+	if (k->n > c->max / 4)
 		return;
-	if (f->raw_len + k->n > RAW_MAX_WORDS)
-		raw_clear(f);
-	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
-	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + k->n, sizeof(*f->raw_words)) ||
-	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
+	if (c->len + k->n > c->max)
+		rc_clear(c);
+	if (ds_grow(&c->raw, &c->cap, c->nr + 1, sizeof(*c->raw)) ||
+	    ds_grow(&c->words, &c->wcap, c->len + k->n, sizeof(*c->words)) ||
+	    ds_itab_put(&c->tab, h, (uint32_t)c->nr))
 		return;
-	r = &f->raw[f->nr_raw++];
+	r = &c->raw[c->nr++];
 	r->ctx = k->ctx;
-	r->off = f->raw_len;
+	r->off = c->len;
 	r->len = (uint32_t)k->n;
 	r->pid = k->pid;
 	r->gen = k->gen;
 	r->seg = seg;
 	r->kernel = k->kernel;
-	memcpy(f->raw_words + f->raw_len, k->w, k->n * 8);
-	f->raw_len += k->n;
+	memcpy(c->words + c->len, k->w, k->n * 8);
+	c->len += k->n;
 }
 
 /*
@@ -578,18 +607,19 @@ static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint3
 		const uint32_t *ids;
 		uint32_t cs;
 		uint64_t h;
-		int64_t idx;
+		int64_t got;
 
+		k.c = &f->pieces;
 		k.w = whole->w + start;
 		k.n = end - start;
 		h = raw_hash(&k);
-		idx = ds_itab_get(&f->raw_tab, h, raw_is, &k);
-		if (idx >= 0) {
-			cs = f->raw[idx].seg;
+		got = raw_get(&k, h);
+		if (got >= 0) {
+			cs = (uint32_t)got;
 		} else {
 			if ((err = resolve_seg(f, whole->pid, whole->ctx, k.w, k.n, &cs)))
 				return err;
-			raw_put(f, &k, h, cs);
+			raw_put(&f->pieces, &k, h, cs);
 		}
 		ids = seg_ids(f, cs, &len);
 		memcpy(f->path + at, ids, len * sizeof(*ids));
@@ -606,7 +636,7 @@ static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint3
 static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		   const uint64_t *w, size_t nr, uint32_t *seg)
 {
-	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
+	struct raw_key k = { &f->paths, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
 	int64_t at;
 	uint64_t h;
 	int err;
@@ -631,9 +661,9 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		}
 	}
 	h = raw_hash(&k);
-	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
+	at = raw_get(&k, h);
 	if (at >= 0) {
-		*seg = f->raw[at].seg;
+		*seg = (uint32_t)at;
 		return 0;
 	}
 	/* pieces only when the words are the callers after a context marker */
@@ -642,7 +672,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 	else
 		err = resolve_seg(f, pid, ctx, w, nr, seg);
 	if (!err)
-		raw_put(f, &k, h, *seg);
+		raw_put(&f->paths, &k, h, *seg);
 	return err;
 }
 
