@@ -778,47 +778,84 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
 	return ca < cb ? -1 : ca > cb;
 }
 
-static int cmp_key(const void *pa, const void *pb, void *arg)
+/* The order of two stacks' texts (their views). */
+static int cmp_views(const struct ds_fold *f, const struct view *vx, const struct view *vy)
 {
-	const struct ds_fold *f = arg;
-	const struct fstack *x = &f->stacks[*(const uint32_t *)pa];
-	const struct fstack *y = &f->stacks[*(const uint32_t *)pb];
-	struct view vx, vy;
 	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
 
-	view_of(f, x, &vx);
-	view_of(f, y, &vy);
 	/* run against run: a span both have is compared as two arrays, and
 	 * skipped at once when it is the same memory (a shared segment) */
 	for (;;) {
 		const uint32_t *rx, *ry;
 		size_t n;
 
-		while (px < 6 && ax >= vx.len[px]) {
+		while (px < 6 && ax >= vx->len[px]) {
 			px++;
 			ax = 0;
 		}
-		while (py < 6 && ay >= vy.len[py]) {
+		while (py < 6 && ay >= vy->len[py]) {
 			py++;
 			ay = 0;
 		}
 		if (px == 6 || py == 6)
 			break;
-		rx = vx.run[px] + ax;
-		ry = vy.run[py] + ay;
-		n = vx.len[px] - ax < vy.len[py] - ay ? vx.len[px] - ax : vy.len[py] - ay;
+		rx = vx->run[px] + ax;
+		ry = vy->run[py] + ay;
+		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
 		if (rx != ry) {
 			for (size_t i = 0; i < n; i++) {
 				if (rx[i] != ry[i])
-					return cmp_names(f, rx[i], done + i + 1 < vx.total, ry[i],
-							 done + i + 1 < vy.total);
+					return cmp_names(f, rx[i], done + i + 1 < vx->total, ry[i],
+							 done + i + 1 < vy->total);
 			}
 		}
 		ax += n;
 		ay += n;
 		done += n;
 	}
-	return vx.total < vy.total ? -1 : vx.total > vy.total;
+	return vx->total < vy->total ? -1 : vx->total > vy->total;
+}
+
+/* Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
+ * that keeps the views of the two heads of a merge (a head stays while the
+ * other side goes on: one view per step, not two per comparison); tmp
+ * holds n.  No two stacks have the same text. */
+static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, size_t n)
+{
+	uint32_t *src = a, *dst = tmp;
+
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, o = lo;
+			struct view vi, vj;
+
+			if (i < mid && j < hi) {
+				view_of(f, &f->stacks[src[i]], &vi);
+				view_of(f, &f->stacks[src[j]], &vj);
+			}
+			while (i < mid && j < hi) {
+				if (cmp_views(f, &vi, &vj) < 0) {
+					dst[o++] = src[i++];
+					if (i < mid)
+						view_of(f, &f->stacks[src[i]], &vi);
+				} else {
+					dst[o++] = src[j++];
+					if (j < hi)
+						view_of(f, &f->stacks[src[j]], &vj);
+				}
+			}
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		/* the runs twice as long are in dst now */
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
 /* Decimal digits of v before end: the first one. */
@@ -834,18 +871,21 @@ static char *fmt_u64(char *end, uint64_t v)
 int ds_fold_write(const struct ds_fold *f, FILE *out)
 {
 	uint32_t *order = malloc((f->nr_stacks + 1) * sizeof(*order));
+	uint32_t *tmp = malloc((f->nr_stacks + 1) * sizeof(*tmp));
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	int err = 0;
 
-	if (!order || !buf) {
+	if (!order || !tmp || !buf) {
 		free(order);
+		free(tmp);
 		free(buf);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < f->nr_stacks; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, f->nr_stacks, sizeof(*order), cmp_key, (void *)f);
+	sort_stacks(f, order, tmp, f->nr_stacks);
+	free(tmp);
 	/* by hand into a buffer, written in big pieces */
 	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
 		const struct fstack *st = &f->stacks[order[i]];
