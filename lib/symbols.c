@@ -638,15 +638,19 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 	}
 	if (d->tab_ok) {
 		struct ds_symrange *r = ds_symtab_find(&d->tab, va);
+		size_t i;
 
 		if (!r) {
 			*sym_off = 0;
 			return NULL;
 		}
-		if (!r->shown)
-			r->shown = demangle(d, r->name);
+		i = (size_t)(r - d->tab.r);
+		if (!(d->tab.shown[i / 64] >> (i % 64) & 1)) {
+			r->name = demangle(d, r->name);	/* once per range */
+			d->tab.shown[i / 64] |= 1ULL << (i % 64);
+		}
 		*sym_off = va - r->value;	/* covered by its symbol */
-		return r->shown;
+		return r->name;
 	}
 	name = dwfl_sym(d, va, &value, &size);
 	off = va - value;

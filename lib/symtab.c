@@ -313,7 +313,6 @@ static void add_range(struct ds_symtab *t, uint64_t start, const struct esym *s)
 	p->start = start;
 	p->value = value;
 	p->name = name;
-	p->shown = NULL;
 }
 
 static int sweep(struct ds_symtab *t, struct sweep *w)
@@ -390,7 +389,8 @@ static int sweep(struct ds_symtab *t, struct sweep *w)
 	shrunk = realloc(t->r, t->nr * sizeof(*t->r));
 	if (shrunk)
 		t->r = shrunk;
-	err = 0;
+	t->shown = calloc((t->nr + 63) / 64, sizeof(*t->shown));
+	err = t->shown ? 0 : -ENOMEM;
 out:
 	free(bps);
 	free(tmp);
@@ -482,5 +482,6 @@ struct ds_symrange *ds_symtab_find(const struct ds_symtab *t, uint64_t addr)
 void ds_symtab_free(struct ds_symtab *t)
 {
 	free(t->r);
+	free(t->shown);
 	memset(t, 0, sizeof(*t));
 }

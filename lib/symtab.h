@@ -17,13 +17,15 @@
 struct ds_symrange {
 	uint64_t start;
 	uint64_t value;
-	const char *name;	/* into the module's ELF string tables */
-	const char *shown;	/* the user's: e.g. the demangled name, NULL */
+	const char *name;	/* into the module's ELF string tables; the
+				 * user may replace it (a demangled name) and
+				 * mark it in shown */
 };
 
 struct ds_symtab {
 	struct ds_symrange *r;	/* sorted by start, r[0].start == 0 */
 	size_t nr;
+	uint64_t *shown;	/* a bit per range, for the user; all 0 */
 	size_t nr_syms;		/* symbols that can be found (statistics) */
 };
 
