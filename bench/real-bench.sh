@@ -20,7 +20,9 @@
 #   bench/real-bench.sh       (make bench-real)
 #   env: BENCH_RUNS (3), BENCH_REAL_SECONDS (10), BENCH_REAL_FREQ (10000),
 #        BENCH_REAL_LOAD (clang | none; clang when installed),
-#        BENCH_SCALE_FUNCS (40000), BENCH_KEEP=1 (keep DIR), BENCH_DIR (DIR)
+#        BENCH_SCALE_FUNCS (40000), BENCH_KEEP=1 (keep DIR), BENCH_DIR (DIR),
+#        BENCH_DS_BASE=PATH (also measure another deferstack binary, e.g. a
+#        build of main, as ds-base-*: before/after figures in one run)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 runs=${BENCH_RUNS:-3}
@@ -108,6 +110,10 @@ ks=$dir/kallsyms
 measure ds-report-folded "$ds" report --folded -i "$dir/real.data" -k "$ks"
 echo "  $(grep -m1 '^summary:' "$dir/ds-report-folded.err" | cut -c1-60)..."
 measure ds-script "$ds" script -i "$dir/real.data" -k "$ks"
+if [ -n "${BENCH_DS_BASE:-}" ]; then
+	measure ds-base-report-folded "$BENCH_DS_BASE" report --folded -i "$dir/real.data" -k "$ks"
+	measure ds-base-script "$BENCH_DS_BASE" script -i "$dir/real.data" -k "$ks"
+fi
 measure perf-script "$perf" script -i "$dir/real.data" --kallsyms "$ks"
 # distinct functions: (symbol, object) pairs of the frames script prints
 "$ds" script -i "$dir/real.data" -k "$ks" 2> /dev/null |
@@ -116,6 +122,10 @@ sort -rn "$dir/per-object" | head -5 | awk -F'\t' '{ printf "    %7d  %s\n", $1,
 echo "--- ratios against perf script (targets: >= 10x the speed, <= 1/2 the memory)"
 ratio ds-report-folded perf-script
 ratio ds-script perf-script
+if [ -n "${BENCH_DS_BASE:-}" ]; then
+	ratio ds-base-report-folded perf-script
+	ratio ds-base-script perf-script
+fi
 
 # ---- linearity: distinct functions of one object
 echo "--- linearity: distinct functions resolved (bench/symscale; libdwfl per address for comparison)"
