@@ -1,12 +1,13 @@
 # deferstack user space: library, CLI, tests, fuzz target, benchmark.
-# Outputs go to out/.  Targets: all static dyn check fuzz bench install deb clean
+# Outputs go to out/.  Targets: all static dyn check fuzz bench bench-file bench-real
+# install deb clean
 CC      ?= cc
 CLANG   ?= clang
 OUT     ?= out
 CFLAGS  ?= -O2 -g
 WARN    := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror
 CPPFLAGS += -Iinclude -Ilib -DDS_VERSION='"$(VERSION)"'
-LDLIBS  := -ldw -lelf -lz -lstdc++
+LDLIBS  := -ldw -lelf -lz -lzstd -lstdc++
 STATIC_LDLIBS := -ldw -lelf -lz -llzma -lbz2 -lzstd -lstdc++
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 FUZZ_TIME ?= 60
@@ -22,9 +23,9 @@ LIBVIS  := -fvisibility=hidden
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
            lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
-           lib/profile.c lib/ptext.c lib/pprof.c
+           lib/profile.c lib/ptext.c lib/pprof.c lib/symtab.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
-           lib/hash.h lib/output.h lib/profile.h
+           lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
            tools/script.c tools/convert.c tools/util.c
 CLI_HDR := tools/cli.h
@@ -38,7 +39,7 @@ SO      := $(OUT)/libdeferstack.so.$(VERSION)
 # default; the Debian package installs the one linked with libdeferstack.so.0
 INSTALL_CLI ?= $(OUT)/deferstack
 
-.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-all install clean
+.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-all install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -97,7 +98,7 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
-	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -127,6 +128,12 @@ $(OUT)/bench/mkbench: bench/mkbench.c $(OUT)/libdeferstack.a
 
 bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
 	bench/file-bench.sh
+
+# ---- bench-real: a real system-wide recording of this machine (perf record
+# -F 10000 -g -a -- sleep 10, made at run time, never kept) through
+# deferstack report --folded / script and perf script; the linearity case
+bench-real: $(OUT)/deferstack $(OUT)/bench/symscale
+	bench/real-bench.sh
 
 # ---- bench-all: every benchmark (guest cost on both kernels, perf 7.x,
 # the file benchmark) into bench/RESULTS.md; figures only
@@ -174,3 +181,14 @@ $(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferst
 $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc
 	@mkdir -p $(dir $@)
 	$(CXX) -O0 -g -fno-omit-frame-pointer $< -o $@
+
+# the symbol table against libdwfl address by address (optimized: each
+# libdwfl lookup scans a whole table)
+$(OUT)/tests/symcmp: tests/cli/symcmp.c lib/symtab.h $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(WARN) -O2 -g $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)
+
+# linearity: distinct functions of one object resolved, against libdwfl
+$(OUT)/bench/symscale: bench/symscale.c tests/unit/streams.h $(OUT)/libdeferstack.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O2 $< -o $@ $(OUT)/libdeferstack.a $(LDLIBS)

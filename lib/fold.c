@@ -29,7 +29,8 @@
 #include "output.h"
 
 #define HASH_B 0x100000001b3ULL	/* odd: powers never vanish mod 2^64 */
-#define RAW_MAX_WORDS (1u << 20)	/* the chain cache's words: 8 MiB at most */
+#define RAW_MAX_WORDS (1u << 19)	/* the chain cache's words: 4 MiB at most */
+#define PIECE_MAX_WORDS (1u << 16)	/* its pieces' cache: 512 KiB at most */
 
 struct fname {
 	size_t off, len;	/* in names_str */
@@ -60,11 +61,21 @@ struct fstack {
 /* a chain's words (user part: with pid and generation) -> its segment */
 struct fraw {
 	uint64_t ctx;		/* the context marker the words follow, or 0 */
-	size_t off;		/* in raw_words */
+	size_t off;		/* in words */
 	uint32_t len;
 	uint32_t pid, gen;
 	uint32_t seg;
 	bool kernel;
+};
+
+/* A cache of call paths' words -> segment: entries in an array, their words
+ * in one arena, found by hash; bounded (emptied when full). */
+struct rawcache {
+	struct fraw *raw;
+	size_t nr, cap;
+	uint64_t *words;
+	size_t len, wcap, max;	/* max: words at most */
+	struct ds_itab tab;
 };
 
 struct ds_fold {
@@ -88,6 +99,8 @@ struct ds_fold {
 	/* scratch: a segment being built, a sanitized name, chain words */
 	uint32_t *cur;
 	size_t cur_cap;
+	uint32_t *path;		/* a call path's names, assembled from pieces */
+	size_t path_cap;
 	char *tmp;
 	size_t tmp_cap;
 	uint64_t *words;
@@ -99,11 +112,9 @@ struct ds_fold {
 	size_t chain_cap;
 	uint32_t *xl;
 	size_t xl_cap;
-	struct fraw *raw;
-	size_t nr_raw, cap_raw;
-	uint64_t *raw_words;
-	size_t raw_len, raw_cap;
-	struct ds_itab raw_tab;		/* fraw by hash */
+	struct rawcache paths;		/* whole call paths */
+	struct rawcache pieces;		/* pieces of missed ones (apart: they
+					 * must not push whole paths out) */
 	uint32_t kgen;			/* the symbols' kernel generation cached */
 	/* comms seen lately and their name ids, by a hash of their text */
 	struct {
@@ -402,14 +413,24 @@ static int add_stack(struct ds_fold *f, const struct fstack *k, uint64_t samples
 int ds_fold_new(struct ds_fold **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->paths.max = RAW_MAX_WORDS;
+	(*out)->pieces.max = PIECE_MAX_WORDS;
+	return 0;
+}
+
+static void rc_clear(struct rawcache *c)
+{
+	ds_itab_free(&c->tab);
+	c->nr = 0;
+	c->len = 0;
 }
 
 static void raw_clear(struct ds_fold *f)
 {
-	ds_itab_free(&f->raw_tab);
-	f->nr_raw = 0;
-	f->raw_len = 0;
+	rc_clear(&f->paths);
+	rc_clear(&f->pieces);
 }
 
 void ds_fold_free(struct ds_fold *f)
@@ -425,13 +446,16 @@ void ds_fold_free(struct ds_fold *f)
 	free(f->stacks);
 	ds_itab_free(&f->stack_tab);
 	free(f->cur);
+	free(f->path);
 	free(f->tmp);
 	free(f->words);
 	free(f->chain_ids);
 	free(f->xl);
 	raw_clear(f);
-	free(f->raw);
-	free(f->raw_words);
+	free(f->paths.raw);
+	free(f->paths.words);
+	free(f->pieces.raw);
+	free(f->pieces.words);
 	free(f);
 }
 
@@ -500,7 +524,7 @@ static int resolve_seg(struct ds_fold *f, uint32_t pid, uint64_t ctx, const uint
 }
 
 struct raw_key {
-	const struct ds_fold *f;
+	const struct rawcache *c;
 	const uint64_t *w;
 	size_t n;
 	uint64_t ctx;
@@ -511,10 +535,98 @@ struct raw_key {
 static bool raw_is(uint32_t idx, const void *arg)
 {
 	const struct raw_key *k = arg;
-	const struct fraw *r = &k->f->raw[idx];
+	const struct fraw *r = &k->c->raw[idx];
 
 	return r->len == k->n && r->kernel == k->kernel && r->pid == k->pid && r->ctx == k->ctx &&
-	       r->gen == k->gen && !memcmp(k->f->raw_words + r->off, k->w, k->n * 8);
+	       r->gen == k->gen && !memcmp(k->c->words + r->off, k->w, k->n * 8);
+}
+
+static uint64_t raw_hash(const struct raw_key *k)
+{
+	return ds_hash_bytes(k->w, k->n * 8) ^ (uint64_t)k->pid << 32 ^ k->gen ^ k->ctx ^
+	       (uint64_t)k->kernel << 63;
+}
+
+/* The segment cached for k (in the cache k names), or -1. */
+static int64_t raw_get(const struct raw_key *k, uint64_t h)
+{
+	int64_t at = ds_itab_get(&k->c->tab, h, raw_is, k);
+
+	return at < 0 ? -1 : (int64_t)k->c->raw[at].seg;
+}
+
+/* Remember in c that k's words resolve to segment seg (bounded: c starts
+ * again when full; without memory, only slower). */
+static void raw_put(struct rawcache *c, const struct raw_key *k, uint64_t h, uint32_t seg)
+{
+	struct fraw *r;
+
+	if (k->n > c->max / 4)
+		return;
+	if (c->len + k->n > c->max)
+		rc_clear(c);
+	if (ds_grow(&c->raw, &c->cap, c->nr + 1, sizeof(*c->raw)) ||
+	    ds_grow(&c->words, &c->wcap, c->len + k->n, sizeof(*c->words)) ||
+	    ds_itab_put(&c->tab, h, (uint32_t)c->nr))
+		return;
+	r = &c->raw[c->nr++];
+	r->ctx = k->ctx;
+	r->off = c->len;
+	r->len = (uint32_t)k->n;
+	r->pid = k->pid;
+	r->gen = k->gen;
+	r->seg = seg;
+	r->kernel = k->kernel;
+	memcpy(c->words + c->len, k->w, k->n * 8);
+	c->len += k->n;
+}
+
+/*
+ * A call path missed as a whole is resolved in pieces of CHUNK return
+ * addresses counted from its root end, each through the chain cache:
+ * paths that differ near the leaf share the pieces towards the root, so
+ * their addresses are not looked up again.  Words with context markers
+ * (a part that is not one kernel or one user run) go whole.
+ */
+#define CHUNK 8
+
+static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint32_t *seg)
+{
+	size_t nr = whole->n, at = 0;
+	int err;
+
+	for (size_t i = 0; i < nr; i++) {
+		if (whole->w[i] >= PERF_CONTEXT_MAX)
+			return resolve_seg(f, whole->pid, whole->ctx, whole->w, nr, seg);
+	}
+	if ((err = ds_grow(&f->path, &f->path_cap, nr + 1, sizeof(*f->path))))
+		return err;
+	for (size_t end = nr; end > 0;) {
+		size_t start = end > CHUNK ? end - CHUNK : 0, len;
+		struct raw_key k = *whole;
+		const uint32_t *ids;
+		uint32_t cs;
+		uint64_t h;
+		int64_t got;
+
+		k.c = &f->pieces;
+		k.w = whole->w + start;
+		k.n = end - start;
+		h = raw_hash(&k);
+		got = raw_get(&k, h);
+		if (got >= 0) {
+			cs = (uint32_t)got;
+		} else {
+			if ((err = resolve_seg(f, whole->pid, whole->ctx, k.w, k.n, &cs)))
+				return err;
+			raw_put(&f->pieces, &k, h, cs);
+		}
+		ids = seg_ids(f, cs, &len);
+		memcpy(f->path + at, ids, len * sizeof(*ids));
+		at += len;
+		end = start;
+	}
+	return seg_id(f, f->path, at, seg);
 }
 
 /* The segment of words w[0, nr) after context marker ctx (or 0), through
@@ -524,10 +636,9 @@ static bool raw_is(uint32_t idx, const void *arg)
 static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		   const uint64_t *w, size_t nr, uint32_t *seg)
 {
-	struct raw_key k = { f, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
+	struct raw_key k = { &f->paths, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
 	int64_t at;
 	uint64_t h;
-	struct fraw *r;
 	int err;
 
 	if (!nr) {
@@ -549,33 +660,20 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 			break;
 		}
 	}
-	h = ds_hash_bytes(k.w, nr * 8) ^ (uint64_t)k.pid << 32 ^ k.gen ^ ctx ^ (uint64_t)kernel << 63;
-	at = ds_itab_get(&f->raw_tab, h, raw_is, &k);
+	h = raw_hash(&k);
+	at = raw_get(&k, h);
 	if (at >= 0) {
-		*seg = f->raw[at].seg;
+		*seg = (uint32_t)at;
 		return 0;
 	}
-	err = resolve_seg(f, pid, ctx, w, nr, seg);
-	if (err || nr > RAW_MAX_WORDS / 4)
-		return err;
-	/* bounded: the cache starts again when full (only slower) */
-	if (f->raw_len + nr > RAW_MAX_WORDS)
-		raw_clear(f);
-	if (ds_grow(&f->raw, &f->cap_raw, f->nr_raw + 1, sizeof(*f->raw)) ||
-	    ds_grow(&f->raw_words, &f->raw_cap, f->raw_len + nr, sizeof(*f->raw_words)) ||
-	    ds_itab_put(&f->raw_tab, h, (uint32_t)f->nr_raw))
-		return 0;
-	r = &f->raw[f->nr_raw++];
-	r->ctx = ctx;
-	r->off = f->raw_len;
-	r->len = (uint32_t)nr;
-	r->pid = k.pid;
-	r->gen = k.gen;
-	r->seg = *seg;
-	r->kernel = kernel;
-	memcpy(f->raw_words + f->raw_len, k.w, nr * 8);
-	f->raw_len += nr;
-	return 0;
+	/* pieces only when the words are the callers after a context marker */
+	if (ctx && nr > CHUNK)
+		err = resolve_chunked(f, &k, seg);
+	else
+		err = resolve_seg(f, pid, ctx, w, nr, seg);
+	if (!err)
+		raw_put(&f->paths, &k, h, *seg);
+	return err;
 }
 
 /* A part of a chain: a context marker and its leaf ip (resolved each
@@ -680,25 +778,84 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
 	return ca < cb ? -1 : ca > cb;
 }
 
-static int cmp_key(const void *pa, const void *pb, void *arg)
+/* The order of two stacks' texts (their views). */
+static int cmp_views(const struct ds_fold *f, const struct view *vx, const struct view *vy)
 {
-	const struct ds_fold *f = arg;
-	const struct fstack *x = &f->stacks[*(const uint32_t *)pa];
-	const struct fstack *y = &f->stacks[*(const uint32_t *)pb];
-	struct view vx, vy;
-	struct cursor cx = { &vx, 0, 0 }, cy = { &vy, 0, 0 };
-	size_t n;
+	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
 
-	view_of(f, x, &vx);
-	view_of(f, y, &vy);
-	n = vx.total < vy.total ? vx.total : vy.total;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t a = cur_next(&cx), b = cur_next(&cy);
+	/* run against run: a span both have is compared as two arrays, and
+	 * skipped at once when it is the same memory (a shared segment) */
+	for (;;) {
+		const uint32_t *rx, *ry;
+		size_t n;
 
-		if (a != b)
-			return cmp_names(f, a, i + 1 < vx.total, b, i + 1 < vy.total);
+		while (px < 6 && ax >= vx->len[px]) {
+			px++;
+			ax = 0;
+		}
+		while (py < 6 && ay >= vy->len[py]) {
+			py++;
+			ay = 0;
+		}
+		if (px == 6 || py == 6)
+			break;
+		rx = vx->run[px] + ax;
+		ry = vy->run[py] + ay;
+		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
+		if (rx != ry) {
+			for (size_t i = 0; i < n; i++) {
+				if (rx[i] != ry[i])
+					return cmp_names(f, rx[i], done + i + 1 < vx->total, ry[i],
+							 done + i + 1 < vy->total);
+			}
+		}
+		ax += n;
+		ay += n;
+		done += n;
 	}
-	return vx.total < vy.total ? -1 : vx.total > vy.total;
+	return vx->total < vy->total ? -1 : vx->total > vy->total;
+}
+
+/* Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
+ * that keeps the views of the two heads of a merge (a head stays while the
+ * other side goes on: one view per step, not two per comparison); tmp
+ * holds n.  No two stacks have the same text. */
+static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, size_t n)
+{
+	uint32_t *src = a, *dst = tmp;
+
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, o = lo;
+			struct view vi, vj;
+
+			if (i < mid && j < hi) {
+				view_of(f, &f->stacks[src[i]], &vi);
+				view_of(f, &f->stacks[src[j]], &vj);
+			}
+			while (i < mid && j < hi) {
+				if (cmp_views(f, &vi, &vj) < 0) {
+					dst[o++] = src[i++];
+					if (i < mid)
+						view_of(f, &f->stacks[src[i]], &vi);
+				} else {
+					dst[o++] = src[j++];
+					if (j < hi)
+						view_of(f, &f->stacks[src[j]], &vj);
+				}
+			}
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		/* the runs twice as long are in dst now */
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
 }
 
 /* Decimal digits of v before end: the first one. */
@@ -714,18 +871,21 @@ static char *fmt_u64(char *end, uint64_t v)
 int ds_fold_write(const struct ds_fold *f, FILE *out)
 {
 	uint32_t *order = malloc((f->nr_stacks + 1) * sizeof(*order));
+	uint32_t *tmp = malloc((f->nr_stacks + 1) * sizeof(*tmp));
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	int err = 0;
 
-	if (!order || !buf) {
+	if (!order || !tmp || !buf) {
 		free(order);
+		free(tmp);
 		free(buf);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < f->nr_stacks; i++)
 		order[i] = (uint32_t)i;
-	qsort_r(order, f->nr_stacks, sizeof(*order), cmp_key, (void *)f);
+	sort_stacks(f, order, tmp, f->nr_stacks);
+	free(tmp);
 	/* by hand into a buffer, written in big pieces */
 	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
 		const struct fstack *st = &f->stacks[order[i]];

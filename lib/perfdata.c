@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "deferstack/deferstack.h"
 #include "hash.h"
@@ -73,6 +74,12 @@ struct ds_reader {
 	uint64_t trailing;
 	struct ds_build_id *build_ids;
 	size_t nr_build_ids, cap_build_ids;
+	/* perf record -z: PERF_RECORD_COMPRESSED records hold zstd frames of
+	 * ordinary records, decompressed into zb[zpos, zend) and returned from
+	 * there; a record may go on in the next compressed one */
+	ZSTD_DStream *zd;
+	uint8_t *zb;
+	size_t zpos, zend, zcap;
 	char err[200];
 };
 
@@ -83,6 +90,8 @@ enum {
 	REC_HEADER_BUILD_ID = 67,
 	REC_AUXTRACE = 71,
 	REC_EVENT_UPDATE = 78,
+	REC_COMPRESSED = 81,	/* header, then zstd data */
+	REC_COMPRESSED2 = 83,	/* header, u64 data size, data, padding (perf 6.15) */
 	EVENT_UPDATE_NAME = 2,
 };
 
@@ -90,6 +99,7 @@ enum {
 #define MAX_IDS (1u << 20)
 #define MAX_ATTR_SIZE 4096
 #define RB_SIZE (1u << 20)	/* read-ahead: bigger than any record (64 KiB) */
+#define ZB_MAX (64u << 20)	/* records decompressed from one compressed record */
 
 static int rerr(struct ds_reader *r, int err, const char *fmt, ...)
 {
@@ -568,6 +578,8 @@ void ds_reader_close(struct ds_reader *r)
 	free(r->last_id);
 	free(r->buf);
 	free(r->rb);
+	ZSTD_freeDStream(r->zd);
+	free(r->zb);
 	for (size_t i = 0; i < r->nr_build_ids; i++)
 		free(r->build_ids[i].path);
 	free(r->build_ids);
@@ -738,12 +750,110 @@ cut:
 	return 0;
 }
 
+/* The next record decompressed from compressed ones: 1, 0 (no whole one
+ * left: the rest goes on in the next compressed record), or an error. */
+static int z_record(struct ds_reader *r, const struct perf_event_header **rec)
+{
+	struct perf_event_header h;
+	size_t have = r->zend - r->zpos;
+	const uint8_t *p = r->zb + r->zpos;
+
+	if (have < sizeof(h))
+		return 0;
+	memcpy(&h, p, sizeof(h));
+	if (h.size < sizeof(h))
+		return rerr(r, -EINVAL, "decompressed record of size %u (type %u) in the "
+			    "compressed records before data offset %llu", h.size, h.type,
+			    (unsigned long long)r->pos);
+	if (h.size > have)
+		return 0;
+	if ((uintptr_t)p & 7) {
+		memcpy(r->buf, p, h.size);
+		p = r->buf;
+	}
+	r->zpos += h.size;
+	*rec = (const void *)p;
+	return 1;
+}
+
+/* Decompress a compressed record's data after what is left of the last. */
+static int z_feed(struct ds_reader *r, const struct perf_event_header *h)
+{
+	const uint8_t *src = (const uint8_t *)h + sizeof(*h);
+	size_t n = h->size - sizeof(*h);
+	unsigned long long at = (unsigned long long)(r->pos - h->size);
+	ZSTD_inBuffer in;
+
+	if (h->type == REC_COMPRESSED2) {
+		if (n < 8 || ds_rd64(src) > n - 8)
+			return rerr(r, -EINVAL, "compressed record of size %u with a bad data "
+				    "size at data offset %llu", h->size, at);
+		n = (size_t)ds_rd64(src);
+		src += 8;
+	}
+	if (!r->zd) {
+		r->zd = ZSTD_createDStream();
+		if (!r->zd || ZSTD_isError(ZSTD_initDStream(r->zd)))
+			return rerr(r, -ENOMEM, "out of memory for zstd");
+	}
+	if (r->zpos) {
+		memmove(r->zb, r->zb + r->zpos, r->zend - r->zpos);
+		r->zend -= r->zpos;
+		r->zpos = 0;
+	}
+	in.src = src;
+	in.size = n;
+	in.pos = 0;
+	for (;;) {
+		ZSTD_outBuffer out;
+		size_t ret;
+
+		if (r->zcap - r->zend < 65536) {
+			size_t cap = r->zcap ? 2 * r->zcap : RB_SIZE;
+			uint8_t *nb;
+
+			if (cap > ZB_MAX)
+				return rerr(r, -EINVAL, "compressed record at data offset %llu: more "
+					    "than %u MiB of records", at, ZB_MAX >> 20);
+			nb = realloc(r->zb, cap);
+			if (!nb)
+				return rerr(r, -ENOMEM, "out of memory for decompressed records");
+			r->zb = nb;
+			r->zcap = cap;
+		}
+		out.dst = r->zb;
+		out.size = r->zcap;
+		out.pos = r->zend;
+		ret = ZSTD_decompressStream(r->zd, &out, &in);
+		if (ZSTD_isError(ret))
+			return rerr(r, -EINVAL, "compressed record at data offset %llu: zstd: %s",
+				    at, ZSTD_getErrorName(ret));
+		r->zend = out.pos;
+		if (in.pos == in.size && out.pos < out.size)
+			return 0;
+	}
+}
+
 int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 {
 	for (;;) {
 		const uint8_t *b;
-		int ret = read_record(r, rec);
+		int ret;
 
+		if (r->zpos < r->zend && (ret = z_record(r, rec)) != 0)
+			return ret;
+		ret = read_record(r, rec);
+		if (ret > 0 && ((*rec)->type == REC_COMPRESSED ||
+				(*rec)->type == REC_COMPRESSED2) && (r->nr_attrs || !r->pipe)) {
+			if ((ret = z_feed(r, *rec)) < 0)
+				return ret;
+			continue;
+		}
+		if (!ret && r->zpos < r->zend) {
+			/* the last decompressed record is cut: like a cut file */
+			r->trailing += r->zend - r->zpos;
+			r->zpos = r->zend;
+		}
 		if (ret <= 0 || !r->pipe) {
 			if (!ret && r->pipe && !r->nr_attrs)
 				return rerr(r, -EINVAL, "no events (HEADER_ATTR records) in the "

@@ -22,6 +22,7 @@
 #include "deferstack/deferstack.h"
 #include "hash.h"
 #include "internal.h"
+#include "symtab.h"
 
 struct sym {
 	uint64_t start;
@@ -30,22 +31,6 @@ struct sym {
 
 struct seg {
 	uint64_t offset, filesz, vaddr;
-};
-
-/*
- * libdwfl's dwfl_module_addrinfo() looks at every symbol of the table for
- * each address.  Its answer only depends on comparisons of the address with
- * the symbols' addresses and ends (and with the sections' bounds), so it is
- * the same symbol for every address between two consecutive such
- * "breakpoints": after DIRECT_LOOKUPS addresses of an object, it is asked
- * once per interval.
- */
-#define DIRECT_LOOKUPS 32
-
-struct symiv {
-	const char *name;	/* demangled; NULL: no symbol */
-	uint64_t value, size;	/* the symbol's address and size */
-	bool done;
 };
 
 struct dso {
@@ -60,11 +45,8 @@ struct dso {
 	size_t nr_segs;
 	unsigned char build_id[DS_BUILD_ID_MAX];
 	size_t build_id_len;
-	uint64_t *bps;		/* breakpoints of the symbol table, sorted */
-	size_t nr_bps;
-	struct symiv *ivs;	/* nr_bps + 1 intervals: [bps[i - 1], bps[i]) */
-	unsigned direct;	/* addresses asked before the intervals */
-	bool ivs_tried;
+	struct ds_symtab tab;	/* its symbols, read at the first lookup */
+	bool tab_tried, tab_ok;	/* !tab_ok: libdwfl per address (ppc64 ELFv1) */
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
@@ -75,11 +57,23 @@ struct map {
 	struct dso *dso;
 };
 
+/* [start, end) of a process's address space where mapping map (an index
+ * into maps) is the one an address finds */
+struct mseg {
+	uint64_t start, end;
+	uint32_t map;
+};
+
 struct mapset {
 	uint32_t pid;
 	uint32_t gen;		/* changed by every MMAP, exec and fork; not 0 */
-	struct map *maps;
+	struct map *maps;	/* in the order mapped: a later one hides an earlier */
 	size_t nr, cap;
+	struct mseg *segs;	/* what is visible, by address: built at the first
+				 * lookup after the mappings changed */
+	size_t nr_segs, cap_segs;
+	uint32_t segs_gen;	/* the gen segs were built for; 0: none */
+	size_t last_seg;	/* where the last address was found */
 };
 
 struct comm {
@@ -91,25 +85,14 @@ struct comm {
  * Frames: what addresses resolve to (struct ds_sym_info, map fields 0),
  * interned per object and file offset (user), per address (kernel), and one
  * for "no mapping"; ids are dense and stay valid until ds_symbols_free().
- * A user address is found through a cache of (pid, ip) -> frame, valid
- * while its process's mappings are unchanged (the mapset's generation), so
- * that each distinct address is resolved once.
+ * A user address is found through its process's visible mappings (sorted,
+ * binary search) and the object's file offset -> frame table, so that each
+ * distinct object and offset is resolved once.
  */
 #define FRAME_CHUNK_BITS 10
 #define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
 #define NO_MAP UINT32_MAX
 #define STR_BLOCK 65536
-
-/* a slot of the (pid, ip) -> frame table: open addressing, linear probing,
- * entries inline (the library's ds_htab would add an indirection and a
- * callback per probe: this is looked up for every frame of every sample) */
-struct uaddr {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t gen;		/* the mapset's generation when resolved; 0: free */
-	uint32_t frame;
-	uint32_t map;		/* index of the mapping in the mapset, or NO_MAP */
-};
 
 struct ds_symbols {
 	struct sym *ksyms;
@@ -122,9 +105,6 @@ struct ds_symbols {
 	size_t nr_frames, cap_fchunks;
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
 	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
-	struct uaddr *ua;	/* (pid, user ip) -> frame */
-	size_t nr_ua, cap_ua;	/* cap_ua: 0 or a power of two */
-	unsigned ua_shift;	/* 64 - log2(cap_ua) */
 	uint32_t gen_seq;	/* the last mapset generation given */
 	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
@@ -253,8 +233,7 @@ static void dso_free(struct dso *d)
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
-	free(d->bps);
-	free(d->ivs);
+	ds_symtab_free(&d->tab);
 	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
@@ -274,7 +253,6 @@ void ds_symbols_free(struct ds_symbols *s)
 		free(s->fchunks[i]);
 	free(s->fchunks);
 	ds_htab_free(&s->kframes);
-	free(s->ua);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
 	free(s->sblocks);
@@ -287,6 +265,7 @@ void ds_symbols_free(struct ds_symbols *s)
 
 		if (m) {
 			free(m->maps);
+			free(m->segs);
 			free(m);
 		}
 	}
@@ -633,96 +612,6 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int add_bp(struct dso *d, size_t *cap, uint64_t v)
-{
-	if (ds_grow(&d->bps, cap, d->nr_bps + 1, sizeof(*d->bps)))
-		return -ENOMEM;
-	d->bps[d->nr_bps++] = v;
-	return 0;
-}
-
-/* The section bounds of a symbol file, in module addresses. */
-static int add_section_bps(struct dso *d, size_t *cap, Elf *elf, uint64_t bias)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (add_bp(d, cap, sh.sh_addr + bias) ||
-		     add_bp(d, cap, sh.sh_addr + sh.sh_size + bias)))
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-/* Breakpoints: every symbol's address, the address after it (an address
- * may be compared for equality) and its end, and the sections' bounds.
- * Without memory, the object stays with one libdwfl search per address. */
-static void build_intervals(struct dso *d)
-{
-	int n = dwfl_module_getsymtab(d->mod);
-	Elf *elfs[4];
-	uint64_t biases[4];
-	size_t nelfs = 0, cap = 0, k = 0;
-	GElf_Addr bias;
-	Elf *main_elf = dwfl_module_getelf(d->mod, &bias);
-
-	d->ivs_tried = true;
-	if (main_elf) {
-		elfs[nelfs] = main_elf;
-		biases[nelfs++] = bias;
-	}
-	for (int i = 0; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr value;
-		GElf_Word shndx;
-		Elf *elf = NULL;
-		Dwarf_Addr b = 0;
-		size_t e;
-
-		if (!dwfl_module_getsym_info(d->mod, i, &sym, &value, &shndx, &elf, &b))
-			continue;
-		if (add_bp(d, &cap, value) || add_bp(d, &cap, value + 1) ||
-		    (sym.st_size && add_bp(d, &cap, value + sym.st_size)))
-			goto fail;
-		for (e = 0; e < nelfs && !(elfs[e] == elf && biases[e] == b); e++)
-			;
-		if (e == nelfs && elf) {
-			if (nelfs == sizeof(elfs) / sizeof(elfs[0]))
-				goto fail;	/* not the module we know */
-			elfs[nelfs] = elf;
-			biases[nelfs++] = b;
-		}
-	}
-	for (size_t e = 0; e < nelfs; e++) {
-		if (add_section_bps(d, &cap, elfs[e], biases[e]))
-			goto fail;
-	}
-	if (d->nr_bps)
-		qsort(d->bps, d->nr_bps, sizeof(*d->bps), cmp_u64);
-	for (size_t i = 0; i < d->nr_bps; i++) {
-		if (!k || d->bps[i] != d->bps[k - 1])
-			d->bps[k++] = d->bps[i];
-	}
-	d->nr_bps = k;
-	d->ivs = calloc(k + 1, sizeof(*d->ivs));
-	if (d->ivs)
-		return;
-fail:
-	free(d->bps);
-	d->bps = NULL;
-	d->nr_bps = 0;
-}
-
 /* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
 static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
 {
@@ -735,48 +624,42 @@ static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_
 	return name && *name ? name : NULL;
 }
 
-/* The symbol of module address va: name (demangled) and offset. */
+/* The symbol of module address va: name (demangled) and offset.  The
+ * object's symbols are read once, at its first address (lib/symtab.c);
+ * each range's name is demangled once. */
 static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 {
 	const char *name;
 	uint64_t value, size, off;
 
-	if (!d->ivs_tried && ++d->direct > DIRECT_LOOKUPS)
-		build_intervals(d);
-	if (d->ivs) {
-		size_t lo = 0, hi = d->nr_bps;
-		struct symiv *iv;
-
-		while (lo < hi) {	/* the number of breakpoints <= va */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (d->bps[mid] <= va)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		iv = &d->ivs[lo];
-		if (!iv->done) {
-			iv->name = dwfl_sym(d, va, &iv->value, &iv->size);
-			if (iv->name)
-				iv->name = demangle(d, iv->name);
-			iv->done = true;
-		}
-		name = iv->name;
-		value = iv->value;
-		size = iv->size;
-	} else {
-		name = dwfl_sym(d, va, &value, &size);
+	if (!d->tab_tried) {
+		d->tab_tried = true;
+		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
 	}
+	if (d->tab_ok) {
+		struct ds_symrange *r = ds_symtab_find(&d->tab, va);
+		size_t i;
+
+		if (!r) {
+			*sym_off = 0;
+			return NULL;
+		}
+		i = (size_t)(r - d->tab.r);
+		if (!(d->tab.shown[i / 64] >> (i % 64) & 1)) {
+			r->name = demangle(d, r->name);	/* once per range */
+			d->tab.shown[i / 64] |= 1ULL << (i % 64);
+		}
+		*sym_off = va - r->value;	/* covered by its symbol */
+		return r->name;
+	}
+	name = dwfl_sym(d, va, &value, &size);
 	off = va - value;
 	/* a sized symbol must cover the address (a stripped object's nearest
 	 * dynamic symbol does not name its local code) */
 	if (name && size && off >= size)
 		name = NULL;
-	if (name && !d->ivs)
-		name = demangle(d, name);
 	*sym_off = name ? off : 0;
-	return name;
+	return name ? demangle(d, name) : NULL;
 }
 
 static const char *base_name(const char *p)
@@ -932,14 +815,150 @@ const char *ds_symbols_comm(struct ds_symbols *s, uint32_t tid)
 	return c ? c->name : tid == 0 ? "swapper" : NULL;
 }
 
-/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
-static uint32_t find_map(const struct mapset *m, uint64_t ip)
+/* A max-heap of mapping indices (the latest mapping on top). */
+static void heap_push(uint32_t *h, size_t *n, uint32_t v)
 {
-	for (size_t i = m ? m->nr : 0; i-- > 0;) {
-		if (ip >= m->maps[i].start && ip < m->maps[i].end)
-			return i < NO_MAP ? (uint32_t)i : NO_MAP;
+	size_t i = (*n)++;
+
+	for (; i && h[(i - 1) / 2] < v; i = (i - 1) / 2)
+		h[i] = h[(i - 1) / 2];
+	h[i] = v;
+}
+
+static void heap_pop(uint32_t *h, size_t *n)
+{
+	uint32_t v = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= *n)
+			break;
+		if (c + 1 < *n && h[c + 1] > h[c])
+			c++;
+		if (h[c] <= v)
+			break;
+		h[i] = h[c];
+		i = c;
 	}
-	return NO_MAP;
+	if (*n)
+		h[i] = v;
+}
+
+static int cmp_start(const void *a, const void *b, void *arg)
+{
+	const struct map *maps = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (maps[x].start != maps[y].start)
+		return maps[x].start < maps[y].start ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* m->segs from m->maps: between two consecutive starts or ends of
+ * mappings, the latest mapping covering the addresses (a sweep over the
+ * starts with a heap of the covering mappings).  0 or -ENOMEM. */
+static int build_segs(struct mapset *m)
+{
+	size_t n = m->nr, nh = 0, nb = 0, next = 0, k = 0;
+	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
+	uint32_t *heap = malloc((n ? n : 1) * sizeof(*heap));
+	uint64_t *bounds = malloc((2 * n + 1) * sizeof(*bounds));
+	int err = -ENOMEM;
+
+	m->nr_segs = 0;
+	if (!order || !heap || !bounds || n >= NO_MAP)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		if (m->maps[i].end <= m->maps[i].start)
+			continue;	/* wraps: no address is in it */
+		order[k++] = (uint32_t)i;
+		bounds[nb++] = m->maps[i].start;
+		bounds[nb++] = m->maps[i].end;
+	}
+	n = k;
+	qsort_r(order, n, sizeof(*order), cmp_start, m->maps);
+	qsort(bounds, nb, sizeof(*bounds), cmp_end);
+	k = 0;
+	for (size_t i = 0; i < nb; i++) {
+		if (!k || bounds[i] != bounds[k - 1])
+			bounds[k++] = bounds[i];
+	}
+	nb = k;
+	/* [bounds[i], bounds[i + 1]): the latest mapping covering bounds[i] */
+	for (size_t i = 0; i + 1 < nb; i++) {
+		uint64_t at = bounds[i];
+		struct mseg *last = m->nr_segs ? &m->segs[m->nr_segs - 1] : NULL;
+
+		for (; next < n && m->maps[order[next]].start <= at; next++)
+			heap_push(heap, &nh, order[next]);
+		while (nh && m->maps[heap[0]].end <= at)
+			heap_pop(heap, &nh);
+		if (!nh)
+			continue;	/* a gap */
+		if (last && last->end == at && last->map == heap[0]) {
+			last->end = bounds[i + 1];	/* the same mapping goes on */
+			continue;
+		}
+		if (ds_grow(&m->segs, &m->cap_segs, m->nr_segs + 1, sizeof(*m->segs)))
+			goto out;
+		m->segs[m->nr_segs].start = at;
+		m->segs[m->nr_segs].end = bounds[i + 1];
+		m->segs[m->nr_segs].map = heap[0];
+		m->nr_segs++;
+	}
+	err = 0;
+out:
+	free(order);
+	free(heap);
+	free(bounds);
+	return err;
+}
+
+/* The mapping of ip in m (the latest one added wins), or NO_MAP. */
+static uint32_t find_map(struct mapset *m, uint64_t ip)
+{
+	size_t lo = 0, hi;
+
+	if (!m)
+		return NO_MAP;
+	if (m->segs_gen != m->gen) {
+		if (build_segs(m)) {
+			/* without memory: the mappings one by one */
+			for (size_t i = m->nr; i-- > 0;) {
+				if (ip >= m->maps[i].start && ip < m->maps[i].end)
+					return i < NO_MAP ? (uint32_t)i : NO_MAP;
+			}
+			return NO_MAP;
+		}
+		m->segs_gen = m->gen;
+		m->last_seg = 0;
+	}
+	/* a chain's frames are mostly in the object of the one before */
+	if (m->last_seg < m->nr_segs && ip >= m->segs[m->last_seg].start &&
+	    ip < m->segs[m->last_seg].end)
+		return m->segs[m->last_seg].map;
+	hi = m->nr_segs;
+	while (lo < hi) {	/* segments starting <= ip */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->segs[mid].start <= ip)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || ip >= m->segs[lo - 1].end)
+		return NO_MAP;
+	m->last_seg = lo - 1;
+	return m->segs[lo - 1].map;
 }
 
 static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
@@ -1008,7 +1027,7 @@ static void set_map(struct ds_sym_info *out, const struct map *mp)
 static void lookup_uncached(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 			    struct ds_sym_info *out, char *buf, size_t len)
 {
-	const struct mapset *m;
+	struct mapset *m;
 	uint32_t i;
 
 	if (kernel) {
@@ -1135,65 +1154,24 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 	return err;
 }
 
-static size_t ua_home(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
-{
-	return (size_t)(((ip ^ pid * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL) >> s->ua_shift);
-}
-
-/* The slot of (pid, ip): its entry, or the free slot where it goes. */
-static struct uaddr *ua_slot(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
-{
-	size_t mask = s->cap_ua - 1;
-
-	for (size_t i = ua_home(s, pid, ip);; i = (i + 1) & mask) {
-		struct uaddr *u = &s->ua[i];
-
-		if (!u->gen || (u->ip == ip && u->pid == pid))
-			return u;
-	}
-}
-
-/* Room for one more entry (at most half full): 0 or -ENOMEM. */
-static int ua_reserve(struct ds_symbols *s)
-{
-	struct uaddr *old = s->ua;
-	size_t ocap = s->cap_ua, cap = ocap ? ocap * 2 : 1024;
-	unsigned shift = s->ua_shift ? s->ua_shift - 1 : 64 - 10;
-
-	if ((s->nr_ua + 1) * 2 <= ocap)
-		return 0;
-	if (cap > SIZE_MAX / 2 / sizeof(*old) || !(s->ua = calloc(cap, sizeof(*old)))) {
-		s->ua = old;
-		return -ENOMEM;
-	}
-	s->cap_ua = cap;
-	s->ua_shift = shift;
-	for (size_t i = 0; i < ocap; i++) {
-		if (old[i].gen)
-			*ua_slot(s, old[i].pid, old[i].ip) = old[i];
-	}
-	free(old);
-	return 0;
-}
-
 /* A new generation for a mapset whose mappings changed: the cached
  * frames of its addresses are resolved again. */
 static uint32_t new_gen(struct ds_symbols *s)
 {
 	if (s->gen_seq == UINT32_MAX) {
-		/* wrapped (4 G mapping changes): forget every cached address
-		 * and number the mapsets again; the kernel generation changes
-		 * too, so that users' caches keyed by generations start over */
+		/* wrapped (4 G mapping changes): number the mapsets again
+		 * (their address views built again); the kernel generation
+		 * changes too, so that users' caches keyed by generations
+		 * start over */
 		s->kgen++;
-		if (s->ua)
-			memset(s->ua, 0, s->cap_ua * sizeof(*s->ua));
-		s->nr_ua = 0;
 		s->gen_seq = 0;
 		for (size_t i = 0; i < s->maps.cap; i++) {
 			struct mapset *m = s->maps.s[i].val;
 
-			if (m)
+			if (m) {
 				m->gen = ++s->gen_seq;
+				m->segs_gen = 0;
+			}
 		}
 	}
 	return ++s->gen_seq;
@@ -1201,8 +1179,11 @@ static uint32_t new_gen(struct ds_symbols *s)
 
 void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64_t ip)
 {
-	if (s->cap_ua)
-		__builtin_prefetch(&s->ua[ua_home(s, pid, ip)]);
+	/* a hint: the process's mappings are small and mostly cached, and
+	 * the object's offset table needs them first */
+	(void)s;
+	(void)pid;
+	(void)ip;
 }
 
 /* The frame of user address ip of pid, and its mapping (NULL: none; valid
@@ -1211,7 +1192,6 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 		      const struct map **mp)
 {
 	struct mapset *m = s->last_ms;
-	struct uaddr *u = NULL;
 	uint32_t i;
 	int err;
 
@@ -1222,39 +1202,13 @@ static int user_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, uint32_t 
 			return unknown_frame(s, id);
 		s->last_ms = m;
 	}
-	if (s->cap_ua) {
-		u = ua_slot(s, pid, ip);
-		if (u->gen == m->gen) {
-			*id = u->frame;
-			*mp = u->map == NO_MAP ? NULL : &m->maps[u->map];
-			return 0;
-		}
-	}
-	/* first sight, or the process's mappings changed since */
 	i = find_map(m, ip);
-	if (i == NO_MAP) {
-		err = unknown_frame(s, id);
-	} else {
-		struct map *p = &m->maps[i];
-
-		err = dso_frame(s, p->dso, ip - p->start + p->pgoff, id);
-		*mp = p;
-	}
-	if (err)
-		return err;
-	if (!u || !u->gen) {
-		/* not cached if memory does not allow: only slower */
-		if (ua_reserve(s))
-			return 0;
-		u = ua_slot(s, pid, ip);
-		s->nr_ua++;
-		u->ip = ip;
-		u->pid = pid;
-	}
-	u->gen = m->gen;
-	u->frame = *id;
-	u->map = i;
-	return 0;
+	if (i == NO_MAP)
+		return unknown_frame(s, id);
+	err = dso_frame(s, m->maps[i].dso, ip - m->maps[i].start + m->maps[i].pgoff, id);
+	if (!err)
+		*mp = &m->maps[i];
+	return err;
 }
 
 uint32_t ds_symbols_user_gen(struct ds_symbols *s, uint32_t pid)

@@ -30,6 +30,19 @@ for t in "$@"; do
 	fi
 done
 
+# --- an object's symbol table (lib/symtab.c) answers as libdwfl's
+# dwfl_module_addrinfo() does, at every symbol and section bound and across
+# the text: libc (with its libc6-dbg debug file when installed), the CLI,
+# and libLLVM (45 k symbols) when installed
+libc=$(ldd "$DS" | awk '/libc\.so\.6/ { print $3 }')
+llvm=$(ls /usr/lib/llvm-*/lib/libLLVM*.so* 2> /dev/null | head -1)
+nobj=2
+[ -n "$llvm" ] && llvm=$(readlink -f "$llvm") && nobj=3
+check "symbol tables = dwfl_module_addrinfo (libc, the CLI${llvm:+, libLLVM})" \
+	bash -c "'$OUT/tests/symcmp' -n 1500 '$libc' '$DS' > '$T/symcmp.log' &&
+		{ [ -z '$llvm' ] || '$OUT/tests/symcmp' -n 300 '$llvm' >> '$T/symcmp.log'; } &&
+		[ \$(grep -c ', 0 differ\$' '$T/symcmp.log') -eq $nobj ] || { cat '$T/symcmp.log'; false; }"
+
 # --- help for every subcommand
 for c in record report script convert; do
 	check "$c --help" bash -c "'$DS' $c --help | grep -q 'usage: deferstack $c'"
@@ -456,6 +469,21 @@ else
 			bash -c "grep -q '^burn;burn_leaf ' '$T/dwarf.folded' && grep -q '^burn;syscall_loop ' '$T/dwarf.folded'"
 		check "perf --call-graph dwarf file: kernel samples get their user frame" \
 			grep -qE '^burn;(__GI___libc_|__)?write;entry_SYSCALL' "$T/dwarf.folded"
+		# perf record -z: the records come in PERF_RECORD_COMPRESSED (zstd)
+		# records; read and decompressed, as many samples as perf counts
+		perf record -q -z -g -F 2000 -o "$T/z.data" -- "$BURN" 0.5 > "$T/z.err" 2>&1
+		zc=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ COMPRESSED events:/ { print $3; exit }')
+		if [ "${zc:-0}" -gt 0 ] 2>/dev/null; then
+			zs=$(perf report -i "$T/z.data" --stats 2>/dev/null | awk '/ SAMPLE events:/ { print $3; exit }')
+			zw=$(perf script -F comm -i "$T/z.data" 2>/dev/null | wc -l)
+			"$DSAN" report -i "$T/z.data" --folded > "$T/z.folded" 2> "$T/z.rerr"
+			rc=$?
+			check "perf record -z file ($zc compressed records): $zs samples as perf report --stats and perf script count ($zw), burn's stacks" \
+				bash -c "[ $rc -eq 0 ] && [ '$zs' = '$zw' ] && grep -q '^summary: $zs samples' '$T/z.rerr' && grep -q 'burn_middle;burn_leaf' '$T/z.folded' && ! grep -q 'Sanitizer\|runtime error' '$T/z.rerr'" ||
+				cat "$T/z.rerr"
+		else
+			skp "perf record -z: perf could not record a compressed file ($(tail -1 "$T/z.err"))"
+		fi
 		if [ "${pv:-0}" -ge 7 ]; then
 			check "perf $pv reads raw deferred file" bash -c "perf report -i '$T/m.data' --stdio >/dev/null 2>&1"
 		else

@@ -34,16 +34,27 @@ struct tail {
  * per run, (len << 32 | pid), (gen << 1 | kernel), its words, and per word
  * its frame's tail (offset << 32 | length).  User runs with the pid and
  * the generation of its mappings, kernel ones with the kernel symbols'
- * generation; bounded (emptied when full). */
-#define RUN_MAX (1u << 20)	/* u64 in the arena: 8 MiB */
+ * generation; bounded (emptied when full).  A run missed as a whole is
+ * looked up in pieces of RUN_PIECE words counted from its root end, kept
+ * in an arena of their own (so that they never push whole runs out): runs
+ * that differ near the leaf share the pieces towards the root. */
+#define RUN_MAX (1u << 19)	/* u64 in the arena: 4 MiB */
+#define PIECE_MAX (1u << 16)	/* u64 in the pieces' arena: 512 KiB */
+#define RUN_PIECE 8
+
+struct arena {
+	uint64_t *a;
+	size_t len, cap, max;
+	struct ds_itab tab;	/* runs by hash: their offset in a */
+};
 
 struct script {
 	struct pipeline *p;
 	bool all;
-	uint64_t *ra;		/* the runs */
-	size_t ra_len, ra_cap;
+	struct arena runs, pieces;
 	uint32_t kgen;		/* the symbols' kernel generation of the runs */
-	struct ds_itab run_tab;	/* runs by hash: their offset in ra */
+	uint64_t *tl;		/* a missed run's tails, assembled */
+	size_t tl_cap;
 	char *out;		/* OUT_CHUNK bytes and room for one line */
 	size_t len, cap;
 	struct tail *tails;	/* per frame id */
@@ -368,7 +379,7 @@ static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip,
 }
 
 struct run_key {
-	const struct script *s;
+	const struct arena *ar;
 	const uint64_t *w;
 	size_t n;
 	uint64_t h0, h1;	/* the two header words */
@@ -377,27 +388,114 @@ struct run_key {
 static bool run_is(uint32_t off, const void *arg)
 {
 	const struct run_key *k = arg;
-	const uint64_t *r = k->s->ra + off;
+	const uint64_t *r = k->ar->a + off;
 
 	return r[0] == k->h0 && r[1] == k->h1 && !memcmp(r + 2, k->w, k->n * 8);
 }
 
+static void arena_clear(struct arena *ar)
+{
+	ds_itab_free(&ar->tab);
+	ar->len = 0;
+}
+
 static void runs_clear(struct script *s)
 {
-	ds_itab_free(&s->run_tab);
-	s->ra_len = 0;
+	arena_clear(&s->runs);
+	arena_clear(&s->pieces);
+}
+
+static uint64_t run_hash(const struct run_key *k)
+{
+	return ds_hash_bytes(k->w, k->n * 8) ^ k->h0 ^ k->h1 << 20;
+}
+
+/* The tails kept for k in its arena, or NULL. */
+static const uint64_t *run_get(const struct run_key *k, uint64_t h)
+{
+	int64_t at = ds_itab_get(&k->ar->tab, h, run_is, k);
+
+	return at < 0 ? NULL : k->ar->a + at + 2 + k->n;
+}
+
+/* Keep k's words and tails in ar (emptied when full; a run too long to
+ * keep is not kept). */
+static int run_put(struct arena *ar, const struct run_key *k, uint64_t h, const uint64_t *tl)
+{
+	size_t n = k->n, need = 2 + 2 * n;
+	uint64_t *r;
+	int err;
+
+	if (need > ar->max / 4)
+		return 0;
+	if (ar->len + need > ar->max)
+		arena_clear(ar);
+	if ((err = ds_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
+	    (err = ds_itab_put(&ar->tab, h, (uint32_t)ar->len)))
+		return err;
+	r = ar->a + ar->len;
+	r[0] = k->h0;
+	r[1] = k->h1;
+	memcpy(r + 2, k->w, n * 8);
+	memcpy(r + 2 + n, tl, n * 8);
+	ar->len += need;
+	return 0;
+}
+
+/* The tails of words w[start, end) into s->tl, resolved one by one. */
+static int resolve_tails(struct script *s, uint32_t pid, bool kernel, const uint64_t *w,
+			 size_t start, size_t end)
+{
+	for (size_t i = start; i < end; i++) {
+		const char *t;
+		size_t tn;
+		uint32_t id;
+		int err;
+
+		if ((err = ds_symbols_frame(s->p->sym, pid, w[i], kernel, &id)) ||
+		    (err = frame_tail(s, id, &t, &tn)))
+			return err;
+		s->tl[i] = (uint64_t)(t - s->tstr) << 32 | tn;
+	}
+	return 0;
+}
+
+/* A run missed as a whole: its tails into s->tl, piece by piece. */
+static int run_resolve(struct script *s, uint32_t pid, bool kernel, const struct run_key *whole)
+{
+	int err;
+
+	if ((err = ds_grow(&s->tl, &s->tl_cap, whole->n, sizeof(*s->tl))))
+		return err;
+	if (whole->n <= RUN_PIECE)
+		return resolve_tails(s, pid, kernel, whole->w, 0, whole->n);
+	for (size_t end = whole->n; end > 0;) {
+		size_t start = end > RUN_PIECE ? end - RUN_PIECE : 0, m = end - start;
+		struct run_key k = { &s->pieces, whole->w + start, m,
+				     (uint64_t)m << 32 | (uint32_t)whole->h0, whole->h1 };
+		uint64_t h = run_hash(&k);
+		const uint64_t *got = run_get(&k, h);
+
+		if (got) {
+			memcpy(s->tl + start, got, m * 8);
+		} else if ((err = resolve_tails(s, pid, kernel, whole->w, start, end)) ||
+			   (err = run_put(&s->pieces, &k, h, s->tl + start))) {
+			return err;
+		}
+		end = start;
+	}
+	return 0;
 }
 
 /* Print the n ips at w, all kernel ones or all user ones of pid. */
 static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t *w, size_t n)
 {
 	struct ds_symbols *sym = s->p->sym;
-	struct run_key k = { s, w, n, 0, 0 };
+	struct run_key k = { &s->runs, w, n, 0, 0 };
 	uint32_t kgen = ds_symbols_kernel_gen(sym);
 	uint32_t gen = kernel ? kgen : ds_symbols_user_gen(sym, pid);
-	uint64_t h, *r;
-	int64_t at;
-	size_t need = 2 + 2 * n;
+	const uint64_t *tl;
+	uint64_t h;
 	int err;
 
 	if (kgen != s->kgen) {
@@ -408,48 +506,18 @@ static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t
 		pid = 0;
 	k.h0 = (uint64_t)n << 32 | pid;
 	k.h1 = (uint64_t)gen << 1 | kernel;
-	h = ds_hash_bytes(w, n * 8) ^ k.h0 ^ k.h1 << 20;
-	at = ds_itab_get(&s->run_tab, h, run_is, &k);
-	if (at >= 0) {
-		const uint64_t *tl = s->ra + at + 2 + n;
-
-		for (size_t i = 0; i < n; i++) {
-			if ((err = print_line(s, w[i], s->tstr + (tl[i] >> 32), (uint32_t)tl[i])))
-				return err;
-		}
-		return 0;
-	}
-	if (need > RUN_MAX / 4) {	/* too long to keep */
-		for (size_t i = 0; i < n; i++) {
-			uint32_t id;
-
-			if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
-			    (err = print_id(s, w[i], id)))
-				return err;
-		}
-		return 0;
-	}
-	if (s->ra_len + need > RUN_MAX)
-		runs_clear(s);
-	if ((err = ds_grow(&s->ra, &s->ra_cap, s->ra_len + need, sizeof(*s->ra))))
-		return err;
-	r = s->ra + s->ra_len;
-	for (size_t i = 0; i < n; i++) {
-		const char *t;
-		size_t tn;
-		uint32_t id;
-
-		if ((err = ds_symbols_frame(sym, pid, w[i], kernel, &id)) ||
-		    (err = frame_tail(s, id, &t, &tn)) || (err = print_line(s, w[i], t, tn)))
+	h = run_hash(&k);
+	tl = run_get(&k, h);
+	if (!tl) {
+		if ((err = run_resolve(s, pid, kernel, &k)) ||
+		    (err = run_put(&s->runs, &k, h, s->tl)))
 			return err;
-		r[2 + n + i] = (uint64_t)(t - s->tstr) << 32 | tn;
+		tl = s->tl;
 	}
-	if ((err = ds_itab_put(&s->run_tab, h, (uint32_t)s->ra_len)))
-		return err;
-	r[0] = k.h0;
-	r[1] = k.h1;
-	memcpy(r + 2, w, n * 8);
-	s->ra_len += need;
+	for (size_t i = 0; i < n; i++) {
+		if ((err = print_line(s, w[i], s->tstr + (tl[i] >> 32), (uint32_t)tl[i])))
+			return err;
+	}
 	return 0;
 }
 
@@ -623,6 +691,8 @@ int cmd_script(int argc, char **argv)
 	int c, err, sym = PL_SYMBOLS;
 
 	memset(&s, 0, sizeof(s));
+	s.runs.max = RUN_MAX;
+	s.pieces.max = PIECE_MAX;
 	s.p = &p;
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
@@ -660,6 +730,8 @@ int cmd_script(int argc, char **argv)
 	free(s.tails);
 	free(s.tstr);
 	runs_clear(&s);
-	free(s.ra);
+	free(s.runs.a);
+	free(s.pieces.a);
+	free(s.tl);
 	return err ? 1 : 0;
 }

@@ -217,8 +217,11 @@ DS_API void ds_reader_close(struct ds_reader *r);
  * call), 0 at the end of data, or a negative errno (truncated record,
  * size 0/too small, size past the data section; ds_reader_error() says
  * which).  Pipe-mode attr, name and build-id records are taken in, not
- * returned.  In an unfinished file or a pipe-mode stream a cut last
- * record is the end of data (0, ds_reader_trailing() bytes), not an error.
+ * returned.  PERF_RECORD_COMPRESSED(2) records (perf record -z) are not
+ * returned either: the records their zstd data holds are, in order (a
+ * record cut between two of them joined).  In an unfinished file or a
+ * pipe-mode stream a cut last record is the end of data (0,
+ * ds_reader_trailing() bytes), not an error.
  */
 DS_API int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec);
 /* The reason of the last error. */
@@ -496,9 +499,10 @@ DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bo
  * Frames: every address is resolved once.  What it resolves to is interned
  * as a frame with a dense id (0, 1, ...): user addresses per object and
  * file offset (two processes mapping one library share its frames), kernel
- * addresses per address, and one frame for "no mapping".  A cache of
- * (pid, ip) -> frame answers again until the process's mappings change (an
- * MMAP, exec or fork record).  ds_symbols_lookup() goes through it too.
+ * addresses per address, and one frame for "no mapping".  A user address
+ * goes through its process's visible mappings (rebuilt after an MMAP, exec
+ * or fork record) to the object's file offset -> frame table; an object's
+ * symbols are read once.  ds_symbols_lookup() goes the same way.
  * ds_symbols_frame(): the frame of ip (0 or -ENOMEM);
  * ds_symbols_frame_info(): what frame id resolves to (its map fields are 0;
  * strings valid until ds_symbols_free()), or NULL for an unknown id.

@@ -65,7 +65,7 @@ check "pkg-config --modversion deferstack: $version" \
 	bash -c "[ \"\$(pkg-config --modversion deferstack)\" = '$version' ]"
 pc_cflags=$(pkg-config --cflags deferstack)
 pc_libs=$(pkg-config --libs deferstack)
-pc_static=$(pkg-config --static --libs-only-l libdw zlib)
+pc_static=$(pkg-config --static --libs-only-l libdw zlib libzstd)
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c -o "$T/so_consumer" \
 	$pc_libs 2> "$T/cc.err"

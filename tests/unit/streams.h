@@ -217,9 +217,11 @@ static inline int sb_write_file(const struct sbuf *s, const char *path)
 		return err;
 	for (size_t off = 0; off < s->len;) {
 		struct perf_event_header h;
+		uint64_t rec[65536 / 8];	/* aligned: sizes need not be multiples of 8 */
 
 		memcpy(&h, s->b + off, sizeof(h));
-		ds_writer_write(w, (const void *)(s->b + off));
+		memcpy(rec, s->b + off, h.size);
+		ds_writer_write(w, (const void *)rec);
 		off += h.size;
 	}
 	return ds_writer_close(w, NULL);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* Unit tests of the symbolization caches and the id-based folding: frame
- * interning, the (pid, ip) cache across processes, objects, new mappings,
- * exec and fork, kallsyms loaded again, libdwfl asked per symbol-table
- * interval, the compact index table, ds_fold_add_chain against the
- * string path. */
+ * interning, a process's visible mappings across processes, objects, new
+ * (overlapping) mappings, exec and fork, kallsyms loaded again, an
+ * object's symbols read once into a table that answers as libdwfl does,
+ * the compact index table, ds_fold_add_chain against the string path. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -102,8 +102,9 @@ static const char *frame_name(struct ds_symbols *sym, uint32_t pid, uint64_t ip,
 	return si->name;
 }
 
-/* Frames: per object and offset, whatever the process; the (pid, ip)
- * cache follows new mappings, exec and fork; kallsyms loaded again. */
+/* Frames: per object and offset, whatever the process; a process's
+ * visible mappings follow new (overlapping) mappings, exec and fork;
+ * kallsyms loaded again. */
 static void t_frames(void **state)
 {
 	struct ds_symbols *sym;
@@ -165,6 +166,33 @@ static void t_frames(void **state)
 	assert_string_equal(ds_symbols_resolve(sym, 13, UADDR(0x90), false, buf, sizeof(buf)),
 			    "[b.bin+0x90]");
 
+	/* mappings over mappings: each address finds the latest one there,
+	 * the earlier ones show around it with their own offsets */
+	mmap_at(sym, &s, 30, UADDR(0), 0x10000, 0, tpath("a.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4000), false, NULL), "[a.bin+0x4000]");
+	mmap_at(sym, &s, 30, UADDR(0x4000), 0x2000, 0x100, tpath("b.bin"));
+	mmap_at(sym, &s, 30, UADDR(0x5000), 0x800, 0x9000, tpath("a.bin"));
+	mmap_at(sym, &s, 30, UADDR(0x20000), 0x1000, 0, tpath("b.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x3ff0), false, NULL), "[a.bin+0x3ff0]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4000), false, NULL), "[b.bin+0x100]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x4ff0), false, NULL), "[b.bin+0x10f0]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5000), false, NULL), "[a.bin+0x9000]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x57ff), false, NULL), "[a.bin+0x97ff]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5800), false, NULL), "[b.bin+0x1900]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x6000), false, NULL), "[a.bin+0x6000]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0xffff), false, NULL), "[a.bin+0xffff]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x10000), false, NULL), "[unknown]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x20010), false, NULL), "[b.bin+0x10]");
+	assert_string_equal(frame_name(sym, 30, UADDR(0x21000), false, NULL), "[unknown]");
+	ds_symbols_lookup(sym, 30, UADDR(0x5010), false, &si, buf, sizeof(buf));
+	assert_int_equal(si.map_start, UADDR(0x5000));
+	assert_int_equal(si.map_pgoff, 0x9000);
+	/* the same mapping again, whole: it hides all three */
+	mmap_at(sym, &s, 30, UADDR(0), 0x10000, 0, tpath("a.bin"));
+	assert_string_equal(frame_name(sym, 30, UADDR(0x5010), false, NULL), "[a.bin+0x5010]");
+	ds_symbols_lookup(sym, 30, UADDR(0x5010), false, &si, buf, sizeof(buf));
+	assert_int_equal(si.map_start, UADDR(0));
+
 	/* kernel: by address; loaded again, the new names, the old frames
 	 * still readable */
 	assert_string_equal(frame_name(sym, 0, KADDR(0x150), true, &k1), "one");
@@ -203,7 +231,7 @@ static void t_frames(void **state)
 	free(s.b);
 }
 
-/* Our executable's symbols asked through the interval cache equal what
+/* Our executable's symbols asked through the symbol table equal what
  * libdwfl says address by address. */
 static const Dwfl_Callbacks cbs = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -350,7 +378,7 @@ static void t_intervals(void **state)
 		assert_true(find_map("test_frames", &a, &e, &pgoff, path));
 		assert_int_equal(ds_symbols_new(&sym, NULL), 0);
 		mmap_at(sym, &s, 77, a, e - a, pgoff, path);
-		for (int round = 0; round < 2; round++) {	/* direct, intervals */
+		for (int round = 0; round < 2; round++) {	/* table built, then reused */
 			for (int i = 0; i < 40; i++)
 				ds_symbols_lookup(sym, 77, (uintptr_t)ds_tf_sized + i, false, &si,
 						  buf, sizeof(buf));

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include <cmocka.h>
 
@@ -1029,6 +1030,245 @@ static void t_symbols(void **state)
 	assert_int_equal(ds_test_marker_function(1), 4);
 }
 
+/* Copy from to to as a build would replace it: a new file renamed over. */
+static void replace_file(const char *from, const char *to)
+{
+	char tmp[300], chunk[65536];
+	FILE *in = fopen(from, "rb"), *out;
+	size_t n;
+
+	snprintf(tmp, sizeof(tmp), "%s.new", to);
+	out = fopen(tmp, "wb");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(chunk, 1, sizeof(chunk), in)) > 0)
+		assert_int_equal(fwrite(chunk, 1, n, out), n);
+	fclose(in);
+	assert_int_equal(fclose(out), 0);
+	assert_int_equal(rename(tmp, to), 0);
+}
+
+/* The executable mapping of a file whose path contains what: its start,
+ * file offset and path. */
+static bool exec_map(const char *what, uint64_t *start, uint64_t *pgoff, char *path)
+{
+	char line[600], perms[8];
+	unsigned long long a, e, off;
+	FILE *f = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		found = sscanf(line, "%llx-%llx %7s %llx %*s %*s %399s", &a, &e, perms, &off,
+			       path) == 5 && perms[2] == 'x' && strstr(path, what);
+	}
+	fclose(f);
+	*start = a;
+	*pgoff = off;
+	return found;
+}
+
+struct rb_warns {
+	int n;
+	char rec[64], now[64];
+};
+
+static void rb_warn(void *arg, const char *path, const char *rec, const char *now)
+{
+	struct rb_warns *w = arg;
+
+	(void)path;
+	w->n++;
+	snprintf(w->rec, sizeof(w->rec), "%s", rec);
+	snprintf(w->now, sizeof(w->now), "%s", now);
+}
+
+/* One path, two contents (a program rebuilt in place): objects are kept
+ * per path and their symbols read once, at their first address, after the
+ * file's build-id was checked against the recorded one.  So a session
+ * whose file was replaced before it started shows the recorded object's
+ * addresses (one warning), never the new file's names; recorded with the
+ * new build-id, the new file is symbolized; and a file replaced during a
+ * session does not change what that session shows. */
+static void t_rebuilt(void **state)
+{
+	char exe[400], libc[400], prog[300], pbuf[64], want[64];
+	uint64_t ea, eoff, la, loff, base = 0x10000000, fo, fo2;
+	uint64_t marker = (uint64_t)(uintptr_t)&ds_test_marker_function;
+	struct ds_build_id rec = { 0 };
+	struct ds_symbols_opts so = { 0 };
+	struct rb_warns wn = { 0 };
+	struct ds_symbols *sym;
+	struct ds_sym_info si;
+	struct sbuf s = { 0 };
+	struct ds_event ev;
+	uint8_t idx[DS_BUILD_ID_MAX], idy[DS_BUILD_ID_MAX];
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+	int nx, ny;
+
+	(void)state;
+	assert_true(exec_map("test_lib", &ea, &eoff, exe));
+	if (!exec_map("/libc.so", &la, &loff, libc))
+		skip();
+	snprintf(prog, sizeof(prog), "%s", tpath("prog"));
+	/* file offsets of two addresses of ds_test_marker_function */
+	fo = marker + 4 - ea + eoff;
+	fo2 = marker + 1 - ea + eoff;
+	replace_file(exe, prog);
+	nx = ds_build_id_of_file(prog, idx, sizeof(idx));
+	ny = ds_build_id_of_file(libc, idy, sizeof(idy));
+	assert_true(nx > 0 && ny > 0);
+	assert_true(nx != ny || memcmp(idx, idy, (size_t)nx));
+	rec.pid = -1;
+	rec.path = prog;
+	so.sz = sizeof(so);
+	so.build_ids = &rec;
+	so.nr_build_ids = 1;
+	so.warn = rb_warn;
+	so.warn_arg = &wn;
+	sb_mmap2(&s, 5, base, 64 << 20, prog, 1);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &ev), 0);
+
+	/* recorded as the program: its names */
+	rec.size = (uint8_t)nx;
+	memcpy(rec.id, idx, (size_t)nx);
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_non_null(si.sym);
+	assert_string_equal(si.sym, "ds_test_marker_function");
+	assert_int_equal(si.sym_off, 4);
+	assert_false(si.mismatch);
+	/* rebuilt during the session: the session goes on with what it read
+	 * (a new address of the same object, no new warning) */
+	replace_file(libc, prog);
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo2, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_non_null(si.sym);
+	assert_string_equal(si.sym, "ds_test_marker_function");
+	assert_int_equal(si.sym_off, 1);
+	assert_int_equal(wn.n, 0);
+	ds_symbols_free(sym);
+
+	/* the same recording read after the rebuild: addresses, one warning
+	 * naming both build-ids, the recorded one kept on the frames */
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_null(si.sym);
+	assert_true(si.mismatch);
+	snprintf(want, sizeof(want), "[prog+0x%" PRIx64 "]", fo);
+	assert_string_equal(si.name, want);
+	assert_int_equal(si.build_id_len, (size_t)nx);
+	assert_memory_equal(si.build_id, idx, (size_t)nx);
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo2, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_null(si.sym);
+	assert_int_equal(wn.n, 1);
+	assert_string_equal(wn.rec, ds_build_id_hex(idx, (size_t)nx, hex, sizeof(hex)));
+	assert_string_equal(wn.now, ds_build_id_hex(idy, (size_t)ny, hex, sizeof(hex)));
+	ds_symbols_free(sym);
+
+	/* recorded as the new content: symbolized from the new file, never
+	 * with the old one's names */
+	rec.size = (uint8_t)ny;
+	memcpy(rec.id, idy, (size_t)ny);
+	assert_int_equal(ds_symbols_open(&sym, &so), 0);
+	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_false(si.mismatch);
+	assert_true(!si.sym || strcmp(si.sym, "ds_test_marker_function"));
+	fo = (uint64_t)(uintptr_t)&getpid - la + loff;	/* libc's own */
+	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
+	assert_non_null(si.sym);
+	assert_non_null(strstr(si.sym, "getpid"));
+	assert_int_equal(wn.n, 1);
+	ds_symbols_free(sym);
+	free(s.b);
+}
+
+/* A PERF_RECORD_COMPRESSED (perf record -z) holding one zstd frame of
+ * bytes p[0, n), its size not a multiple of 8 (as perf writes it). */
+static void sb_compressed(struct sbuf *s, const uint8_t *p, size_t n, int corrupt)
+{
+	size_t cap = ZSTD_compressBound(n), len;
+	uint8_t *z = malloc(cap);
+	struct perf_event_header h = { 81, 0, 0 };
+
+	assert_non_null(z);
+	len = ZSTD_compress(z, cap, p, n, 3);
+	assert_false(ZSTD_isError(len));
+	if (corrupt)
+		memset(z + len / 2, 0xa5, len - len / 2);
+	h.size = (uint16_t)(sizeof(h) + len);
+	sb_put(s, &h, sizeof(h));
+	sb_put(s, z, len);
+	free(z);
+}
+
+/* perf record -z files: the records of the compressed records' zstd data
+ * come back in order, with the plain records between them, a record cut
+ * between two compressed records joined; damaged zstd data is a clear
+ * error. */
+static void t_compressed(void **state)
+{
+	struct sbuf plain = { 0 }, z = { 0 }, tail = { 0 };
+	const struct perf_event_header *rec;
+	struct ds_reader *rd;
+	struct ds_reader_opts ro = { .sz = sizeof(ro) };
+	char eb[256];
+	size_t at = 0, n = 0, cut;
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, KADDR(0x100), PERF_CONTEXT_USER, UADDR(0x40),
+			     UADDR(0x80) };
+
+	(void)state;
+	sb_comm(&plain, 7, "zworker", 1);
+	for (int i = 0; i < 40; i++)
+		sb_sample(&plain, 7, 10 + (uint64_t)i, 0, chain, 5);
+	/* the first frame ends inside a sample, the second holds the rest */
+	cut = plain.len / 2 + 4;
+	sb_compressed(&z, plain.b, cut, 0);
+	sb_round(&z);
+	sb_compressed(&z, plain.b + cut, plain.len - cut, 0);
+	sb_sample(&tail, 7, 100, 1, chain, 5);	/* a plain record after them */
+	sb_put(&z, tail.b, tail.len);
+	assert_int_equal(sb_write_file(&z, tpath("z.data")), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("z.data"), NULL), 0);
+	for (int ret; (ret = ds_reader_next(rd, &rec)) > 0;) {
+		if (rec->type == DS_RECORD_FINISHED_ROUND) {
+			assert_true(at > 0 && at < plain.len);	/* between the two */
+			continue;
+		}
+		assert_int_equal((uintptr_t)rec & 7, 0);
+		if (at < plain.len) {
+			assert_true(at + rec->size <= plain.len);
+			assert_memory_equal(rec, plain.b + at, rec->size);
+			at += rec->size;
+		} else {
+			assert_memory_equal(rec, tail.b, tail.len);
+		}
+		n++;
+	}
+	assert_int_equal(at, plain.len);
+	assert_int_equal(n, 1 + 40 + 1);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
+
+	/* damaged zstd data: an error that says so, at its offset */
+	z.len = 0;
+	sb_compressed(&z, plain.b, plain.len, 1);
+	assert_int_equal(sb_write_file(&z, tpath("zbad.data")), 0);
+	ro.errbuf = eb;
+	ro.errbuf_len = sizeof(eb);
+	assert_int_equal(ds_reader_open(&rd, tpath("zbad.data"), &ro), 0);
+	while ((n = (size_t)ds_reader_next(rd, &rec)) == 1)
+		;
+	assert_int_equal((int)n, -EINVAL);
+	assert_non_null(strstr(ds_reader_error(rd), "compressed record at data offset 0: zstd: "));
+	ds_reader_close(rd);
+	free(plain.b);
+	free(z.b);
+	free(tail.b);
+}
+
 /* An MMAP record naming a FIFO (or a device, or a directory) must not hang
  * or read it: the frame resolves to the file's name. */
 /* Build-ids: perf's HEADER_BUILD_ID written and read back; a file whose
@@ -1346,6 +1586,8 @@ int main(void)
 		cmocka_unit_test(t_dwarf_user_ip),
 		cmocka_unit_test(t_symbols),
 		cmocka_unit_test(t_build_ids),
+		cmocka_unit_test(t_rebuilt),
+		cmocka_unit_test(t_compressed),
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
