@@ -789,8 +789,9 @@ static int check_rewrite(int *failed)
 	static const char *const what[MAX_ROUNDS] = { "A", "B in place", "A as a new file",
 						      "B in place, text split" };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
-	long hits[MAX_ROUNDS] = { 0 }, full[MAX_ROUNDS] = { 0 }, missing = 0;
+	long hits[MAX_ROUNDS] = { 0 }, full[MAX_ROUNDS] = { 0 }, marks[MAX_ROUNDS] = { 0 };
 	const char *const leaf[] = { "plug_leaf", NULL };
+	long missing = 0, other = 0;
 	struct ds_unwind_stats s0, s1;
 	int round = 0, marked = 0;
 	struct run run;
@@ -798,19 +799,28 @@ static int check_rewrite(int *failed)
 	if (run_reporting(argv, 0, &run, rounds, &s0, &s1))
 		return -1;
 	for (long i = 0; i < run.def.n; i++) {
+		long was = missing;
 		const struct ds_rec *d = sample_record(&run, i, &missing);
 		const char *name;
 
+		if (missing != was)
+			printf("# rewrite: sample %ld of %ld (tid %u, cookie %#llx, ip %#llx) has no record\n",
+			       i, run.def.n, (unsigned int)run.def.recs[i].tid,
+			       (unsigned long long)run.def.recs[i].cookie,
+			       (unsigned long long)run.def.recs[i].ip);
 		if (!d || !d->nr)
 			continue;
 		name = range_name(&rounds[0], d->ips[0]);
 		if (name && !strcmp(name, "dy_mark_leaf")) {
+			marks[round]++;
 			marked = 1;
 			continue;
 		}
 		if (!chain_starts(&rounds[marked && round + 1 < MAX_ROUNDS ? round + 1 : round],
-				  NULL, d->ips, d->nr, leaf))
+				  NULL, d->ips, d->nr, leaf)) {
+			other++;
 			continue;
+		}
 		/* The first hit in the plugin after the marks: the next round. */
 		if (marked && round + 1 < MAX_ROUNDS)
 			round++;
@@ -819,9 +829,10 @@ static int check_rewrite(int *failed)
 		full[round] += chain_starts(&rounds[round], NULL, d->ips, d->nr, chain);
 	}
 	for (int r = 0; r < MAX_ROUNDS; r++)
-		printf("# rewrite round %d (%s): plug_leaf at %#llx, %ld deferred hits, %ld with plug_leaf <- plug_mid <- plug_top <- dy_call <- main\n",
+		printf("# rewrite round %d (%s): plug_leaf at %#llx, %ld deferred hits, %ld with plug_leaf <- plug_mid <- plug_top <- dy_call <- main; then %ld records in dy_mark_leaf\n",
 		       r + 1, what[r], rounds[r].n ? (unsigned long long)rounds[r].r[0].start : 0ULL,
-		       hits[r], full[r]);
+		       hits[r], full[r], marks[r]);
+	printf("# rewrite: %ld records elsewhere\n", other);
 	print_stats_delta(&s0, &s1);
 	if (mainline) {
 		printf("# mainline: not checked\n");
@@ -831,8 +842,9 @@ static int check_rewrite(int *failed)
 		DS_CHECK(failed, rounds[1].n && rounds[0].r[0].start == rounds[1].r[0].start &&
 				 rounds[3].n && rounds[0].r[0].start == rounds[3].r[0].start,
 			 "the rewritten plugin was loaded where the first one was");
-		DS_CHECK(failed, missing == 0, "every deferred sample has its record (%ld missing)",
-			 missing);
+		DS_CHECK(failed, missing == 0 || run.def.lost,
+			 "every deferred sample has its record (%ld missing, %ld lost-records reports)",
+			 missing, run.def.lost);
 		for (int r = 0; r < MAX_ROUNDS; r++)
 			DS_CHECK(failed, hits[r] >= 20 && full[r] == hits[r],
 				 "round %d (%s): every record holds the whole chain (%ld of %ld)",
