@@ -17,6 +17,14 @@
 /* print "deferstack: <msg>" on stderr */
 void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Write failures as errors, not deaths: ignore SIGXFSZ (and SIGPIPE when
+ * pipe is set) so that write() fails with EFBIG (EPIPE) and the caller
+ * removes its temp file, stops its command and says so.  The dispositions
+ * found at start are kept for restore_write_signals(), which a child calls
+ * before exec so the command runs with what deferstack was given. */
+void ignore_write_signals(bool pipe);
+void restore_write_signals(void);
+
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_script(int argc, char **argv);

@@ -27,6 +27,9 @@ int main(int argc, char **argv)
 	 * arrays that grow by doubling are copied around the heap and leave
 	 * holes (report --folded's peak memory was 54 MB instead of 44). */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* over a file size limit, write() fails with EFBIG and the command
+	 * reports it (and removes its temp file) instead of dying silently */
+	ignore_write_signals(false);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

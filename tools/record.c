@@ -63,7 +63,8 @@ struct rec {
 	size_t nr_ids[2], cap_ids[2];
 	struct ds_writer *w;
 	const char *path;	/* what w writes */
-	int werr;		/* first write error, reported */
+	int werr;		/* first write error */
+	bool werr_said;		/* ... and its one line printed */
 	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
 	bool defer;
 	pid_t child;
@@ -76,12 +77,13 @@ struct rec {
 	struct ds_htab kips;	/* sampled kernel addresses (a set) */
 };
 
+/* the signal (SIGINT, SIGTERM, SIGHUP) that asked the recording to stop;
+ * the handler only sets it, the loop in do_record() acts on it */
 static volatile sig_atomic_t stop_req;
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop_req = 1;
+	stop_req = sig;
 }
 
 static int perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group)
@@ -356,14 +358,28 @@ static int open_pair(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, boo
 	return 0;
 }
 
-/* Report the first write error of the output with its name and errno. */
+/* Remember the first write error; say_werr() prints it, once the
+ * recording knows what becomes of the command. */
 static int write_err(struct rec *r, int err)
 {
-	if (err && !r->werr) {
+	if (err && !r->werr)
 		r->werr = err;
-		die_msg("writing %s: %s", r->path, strerror(-err));
-	}
 	return err;
+}
+
+/* The one line for a failed write: the output, the reason (the usual
+ * causes named) and what happens to the recording and the command. */
+static void say_werr(struct rec *r, const char *then)
+{
+	const char *why = r->werr == -EFBIG ? " (file size limit, ulimit -f)" :
+			  r->werr == -EPIPE ? " (the reader closed the pipe)" :
+			  r->werr == -ENOSPC ? " (disk full)" : "";
+
+	if (!r->werr || r->werr_said)
+		return;
+	r->werr_said = true;
+	die_msg("writing %s: %s%s: recording stopped%s", r->path, strerror(-r->werr), why,
+		then ? then : "");
 }
 
 static int note_kernel_ips(struct rec *r, const struct perf_event_header *h);
@@ -984,6 +1000,8 @@ static int start_child(struct rec *r)
 			_exit(126);
 		if (read(r->go_pipe[0], &c, 1) != 1)
 			_exit(126);	/* the recorder gave up */
+		/* SIGPIPE and SIGXFSZ as deferstack found them, not ignored */
+		restore_write_signals();
 		execvp(r->o.cmd[0], r->o.cmd);
 		e = errno;
 		/* the parent reads it; if that fails, it sees exit 127 */
@@ -1015,6 +1033,28 @@ static int release_child(struct rec *r)
 		r->reaped = true;
 	}
 	return 0;
+}
+
+/* Stop the command record started: SIGTERM (as perf does), then SIGKILL
+ * if it is still there after 2 s; reaped either way, no orphan. */
+static void stop_child(struct rec *r)
+{
+	for (int i = 0; i < 200; i++) {
+		pid_t p;
+
+		if (i == 0)
+			kill(r->child, SIGTERM);
+		p = waitpid(r->child, &r->status, WNOHANG);
+		if (p == r->child || (p < 0 && errno != EINTR)) {
+			r->reaped = p == r->child;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(r->child, SIGKILL);
+	while (waitpid(r->child, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->reaped = true;
 }
 
 static void cleanup(struct rec *r)
@@ -1155,6 +1195,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		goto out_w;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
 	if (r->o.cmd) {
 		/* events enable themselves at exec (enable_on_exec) */
 		err = release_child(r);
@@ -1199,13 +1240,17 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (!err)
 		err = read_all(r);
+	if (stop_req == SIGHUP && !err)
+		die_msg("hangup (SIGHUP): recording stopped%s",
+			r->o.cmd && !child_done ? ", stopping the command" : "");
 	if (r->o.cmd && !child_done) {
-		if (err)
-			die_msg("stopping '%s' (pid %d): the recording failed", r->o.cmd[0],
-				(int)r->child);
-		kill(r->child, SIGTERM);
-		waitpid(r->child, &r->status, 0);
-		child_done = r->reaped = true;
+		char then[300];
+
+		snprintf(then, sizeof(then), ", stopping '%s' (pid %d)", r->o.cmd[0],
+			 (int)r->child);
+		say_werr(r, then);
+		stop_child(r);
+		child_done = true;
 	}
 	if (!err)
 		err = save_kallsyms(r, r->o.out);
@@ -1230,6 +1275,10 @@ out_w:
 			err = write_err(r, e2);
 	}
 	free(bids);
+	if (r->o.pid > 0)
+		say_werr(r, ", the attached process left running");
+	else
+		say_werr(r, NULL);
 out:
 	if (r->o.cmd && r->child > 0 && err && !child_done) {
 		kill(r->child, SIGKILL);
@@ -1251,6 +1300,9 @@ int cmd_record(int argc, char **argv)
 	int ret;
 
 	memset(&r, 0, sizeof(r));
+	/* a closed -o - pipe (or a file size limit) is a write error: the
+	 * recording stops, the command is stopped and the reason printed */
+	ignore_write_signals(true);
 	ret = parse_record_opts(argc, argv, &r.o);
 	if (ret)
 		return ret > 0 ? 0 : 2;

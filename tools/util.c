@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +66,33 @@ int rotate_old(const char *out)
 		}
 	}
 	return 0;
+}
+
+/* ------------------------------------------------- SIGXFSZ, SIGPIPE */
+
+/* the dispositions deferstack was started with (CLI state, not lib/) */
+static struct sigaction saved_xfsz, saved_pipe;
+static bool have_xfsz, have_pipe;
+
+void ignore_write_signals(bool pipe)
+{
+	struct sigaction ign;
+
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	if (!have_xfsz && sigaction(SIGXFSZ, &ign, &saved_xfsz) == 0)
+		have_xfsz = true;
+	if (pipe && !have_pipe && sigaction(SIGPIPE, &ign, &saved_pipe) == 0)
+		have_pipe = true;
+}
+
+void restore_write_signals(void)
+{
+	if (have_xfsz)
+		sigaction(SIGXFSZ, &saved_xfsz, NULL);
+	if (have_pipe)
+		sigaction(SIGPIPE, &saved_pipe, NULL);
 }
 
 /* ------------------------------------------------- temp + rename */
