@@ -351,12 +351,19 @@ struct unmapper {
 	long msec;
 };
 
+/* Calls of the plugin made so far (the unmapper waits for 200 of them). */
+static volatile unsigned long unmap_calls;
+
 static void *unmapper(void *arg)
 {
 	struct unmapper *u = arg;
 	struct timespec ts = { u->msec / 1000, (u->msec % 1000) * 1000000 };
+	struct timespec tick = { 0, 10 * 1000 * 1000 };
 
 	nanosleep(&ts, NULL);
+	/* However slowly the guest runs (a debug kernel on a busy host). */
+	for (int i = 0; unmap_calls < 200 && i < 10 * (u->msec / 10 + 1); i++)
+		nanosleep(&tick, NULL);
 	munmap(u->page, (size_t)sysconf(_SC_PAGESIZE));
 	return NULL;
 }
@@ -378,8 +385,10 @@ static int run_unmap(long msec, const char *plugin)
 	where("plug_leaf", dlsym(h, "plug_leaf"));
 	if (pthread_create(&t, NULL, unmapper, &u))
 		return 2;
-	for (unsigned long i = 0;; i++)
+	for (unsigned long i = 0;; i++) {
 		dy_sink += dy_call(top, i);
+		unmap_calls = i + 1;
+	}
 }
 
 noinline long dy_mark_leaf(unsigned long x)
