@@ -655,9 +655,18 @@ static int check_signal(int *failed)
 					    "main", NULL };
 	static const char *const in_main[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*", "main",
 					       NULL };
+	/*
+	 * A handler slower than the 2 ms timer (the debug kernel on a busy
+	 * host) returns into the next signal, which interrupts the code the
+	 * first one did: at the start, setitimer()'s wrapper in the C library,
+	 * which has no table, so the walk ends there (544 of 1,536 once).
+	 */
+	static const char *const in_setitimer[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*",
+						    "__setitimer", NULL };
 	char *argv[] = { DIR "/sf_static", "300", "signal", NULL };
 	struct ds_symtab *st = ds_symtab_load(DIR "/sf_static");
 	long hits = 0, through = 0, main_hits = 0, classic_hits = 0, classic_through = 0;
+	long setitimer_hits = 0;
 	struct ds_unwind_stats s0, s1;
 	struct tally t;
 	struct run run;
@@ -679,7 +688,9 @@ static int check_signal(int *failed)
 			through++;
 		} else if (chain_starts(NULL, st, d->ips, d->nr, in_main)) {
 			main_hits++;
-		} else if (hits - through - main_hits <= 3) {
+		} else if (chain_starts(NULL, st, d->ips, d->nr, in_setitimer)) {
+			setitimer_hits++;
+		} else if (hits - through - main_hits - setitimer_hits <= 3) {
 			/* past the signal return: where the signal came, its caller */
 			printf("# signal record: %llu frames, then %#llx (%s) <- %#llx (%s)\n",
 			       (unsigned long long)d->nr,
@@ -699,8 +710,8 @@ static int check_signal(int *failed)
 		classic_through += chain_starts(NULL, st, &c->ips[c->user_start],
 						c->nr - c->user_start, spin);
 	}
-	printf("# signal: %ld deferred records in the handler's calls, %ld through the signal frame to sf_spin <- main, %ld to main; classic (frame pointers): %ld of %ld\n",
-	       hits, through, main_hits, classic_through, classic_hits);
+	printf("# signal: %ld deferred records in the handler's calls, %ld through the signal frame to sf_spin <- main, %ld to main, %ld to setitimer(); classic (frame pointers): %ld of %ld\n",
+	       hits, through, main_hits, setitimer_hits, classic_through, classic_hits);
 	print_stats_delta(&s0, &s1);
 	printf("# stats: %ld frames through signal frames\n", s1.frames_signal - s0.frames_signal);
 	if (mainline) {
@@ -712,9 +723,9 @@ static int check_signal(int *failed)
 			 hits);
 		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
 			 t.missing);
-		DS_CHECK(failed, through + main_hits == hits && through * 10 >= hits * 9,
-			 "every record goes through the signal frame into the interrupted code, mostly sf_spin (%ld + %ld of %ld)",
-			 through, main_hits, hits);
+		DS_CHECK(failed, through + main_hits + setitimer_hits == hits && through * 2 >= hits,
+			 "every record goes through the signal frame into the interrupted code, mostly sf_spin (%ld + %ld + %ld of %ld)",
+			 through, main_hits, setitimer_hits, hits);
 		DS_CHECK(failed, s1.frames_signal - s0.frames_signal >= hits,
 			 "counted as frames through signal frames (%ld)",
 			 s1.frames_signal - s0.frames_signal);
