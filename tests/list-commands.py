@@ -110,6 +110,8 @@ def command_words(toks):
         t = toks[i]
         if redirect:
             redirect = False
+        elif t.isdigit() and i + 1 < len(toks) and toks[i + 1][:1] in ("<", ">"):
+            pass  # a file descriptor number: "2>" after ")" lexes as "2", ">"
         elif t in ("<", ">", ">>", "<<", "<<<", ">&", "<&") or re.fullmatch(r"\d?[<>]+&?", t):
             redirect = True
         elif t in ("for", "select", "case"):

@@ -34,8 +34,7 @@ if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
 	skp "record under SIGXFSZ/SIGPIPE/SIGHUP (needs root or perf_event_paranoid <= 1)"
 else
 	# --- SIGXFSZ: ulimit -f while recording to a file
-	(ulimit -f 20; exec timeout 60 "$DS" record -o "$SG/f.data" -- sh "$SG/work.sh" "$SG/f.pid" 5) \
-		2> "$SG/f.err"
+	(ulimit -f 20; exec timeout 60 "$DS" record -o "$SG/f.data" -- sh "$SG/work.sh" "$SG/f.pid" 5) 2> "$SG/f.err"
 	rc=$?
 	check "record over ulimit -f: exit 1 (was: killed by SIGXFSZ, 153)" test $rc -eq 1
 	check "record over ulimit -f: one line, output, reason, command stopped" one_line "$SG/f.err" \
