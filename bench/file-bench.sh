@@ -84,9 +84,7 @@ measure() {
 	shift
 	for i in $(seq "$runs"); do
 		/usr/bin/time -v -o "$dir/$name.time" "$@" > /dev/null 2> "$dir/$name.err"
-		t=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
-			for (j = 1; j <= n; j++) s = s * 60 + p[j]; print s }' "$dir/$name.time")
-		m=$(awk -F': ' '/Maximum resident set size/ { print $2 }' "$dir/$name.time")
+		read -r t m < <(awk -f "$root/bench/time-v.awk" "$dir/$name.time")
 		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$t bestrss=$m
 		fi
