@@ -1083,6 +1083,17 @@ static void rb_warn(void *arg, const char *path, const char *rec, const char *no
 	snprintf(w->now, sizeof(w->now), "%s", now);
 }
 
+/* A session of t_rebuilt: the symbols open, the program's mapping seen. */
+static struct ds_symbols *rb_session(const struct ds_symbols_opts *so,
+				     const struct ds_event *ev)
+{
+	struct ds_symbols *sym;
+
+	assert_int_equal(ds_symbols_open(&sym, so), 0);
+	assert_int_equal(ds_symbols_event(sym, ev), 0);
+	return sym;
+}
+
 /* One path, two contents (a program rebuilt in place): objects are kept
  * per path and their symbols read once, at their first address, after the
  * file's build-id was checked against the recorded one.  So a session
@@ -1132,8 +1143,7 @@ static void t_rebuilt(void **state)
 	/* recorded as the program: its names */
 	rec.size = (uint8_t)nx;
 	memcpy(rec.id, idx, (size_t)nx);
-	assert_int_equal(ds_symbols_open(&sym, &so), 0);
-	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	sym = rb_session(&so, &ev);
 	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
 	assert_non_null(si.sym);
 	assert_string_equal(si.sym, "ds_test_marker_function");
@@ -1151,8 +1161,7 @@ static void t_rebuilt(void **state)
 
 	/* the same recording read after the rebuild: addresses, one warning
 	 * naming both build-ids, the recorded one kept on the frames */
-	assert_int_equal(ds_symbols_open(&sym, &so), 0);
-	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	sym = rb_session(&so, &ev);
 	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
 	assert_null(si.sym);
 	assert_true(si.mismatch);
@@ -1171,8 +1180,7 @@ static void t_rebuilt(void **state)
 	 * with the old one's names */
 	rec.size = (uint8_t)ny;
 	memcpy(rec.id, idy, (size_t)ny);
-	assert_int_equal(ds_symbols_open(&sym, &so), 0);
-	assert_int_equal(ds_symbols_event(sym, &ev), 0);
+	sym = rb_session(&so, &ev);
 	assert_int_equal(ds_symbols_lookup(sym, 5, base + fo, false, &si, pbuf, sizeof(pbuf)), 0);
 	assert_false(si.mismatch);
 	assert_true(!si.sym || strcmp(si.sym, "ds_test_marker_function"));
