@@ -15,7 +15,9 @@
 # sf_depth (static, no frame pointers, SFrame tables, like sf_static) and
 # sf_depth_fp (static, frame pointers in every function, leaves too, and no
 # SFrame tables: no -Wa,--gsframe). Exit 3 when sid cannot be downloaded
-# (as fetch-perf7.sh).
+# (as fetch-perf7.sh). For sframe_stress: sf_multi (static) and the objects it
+# maps by itself: libsfhop.so (one function, no relocations) and libsfbig.so
+# (the same with 180,000 more tiny functions: a .sframe section over 4 MiB).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -45,11 +47,13 @@ if [ -e "$out/.done" ] && [ -z "$(find "$src" "${example[@]}" "$0" -newer "$out/
 fi
 rm -rf "$out" "$root/tmp/sframe-build"
 mkdir -p "$out/lib" "$root/tmp/sframe-build"
-cp "$src"/*.c "${example[@]}" "$root/tmp/sframe-build/"
+cp "$src"/*.c "$src"/*.h "${example[@]}" "$root/tmp/sframe-build/"
 # No frame pointers, SFrame tables; no inlining or sibling calls across the
 # functions whose chain the test checks.
 flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wall -Wextra -Werror"
 # The frame-pointer twin of sf_depth: the same code, walked the other way.
+# What sf_multi maps by itself: no C library, no relocations, hop() the entry.
+hopflags="-fPIC -shared -nostdlib -fno-stack-protector -Wl,-e,hop"
 fpflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror"
 chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -static -o sf_static sf_static.c &&
@@ -69,11 +73,23 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 	readelf -lW libsflink.so | grep -q GNU_SFRAME &&
 	readelf -lW sf_static | grep -q GNU_SFRAME &&
 	readelf -lW libsfplug.so | grep -q GNU_SFRAME &&
-	readelf -lW sf_dyn | grep -q GNU_SFRAME" >&2 ||
+	readelf -lW sf_dyn | grep -q GNU_SFRAME &&
+	gcc $flags -static -pthread -o sf_multi sf_multi.c &&
+	gcc $flags $hopflags -o libsfhop.so sf_hop.c &&
+	awk 'BEGIN { for (i = 0; i < 180000; i++)
+		printf \".Lpad%d:\\n.cfi_startproc\\npush %%rbx\\n.cfi_adjust_cfa_offset 8\\npop %%rbx\\n.cfi_adjust_cfa_offset -8\\nret\\n.cfi_endproc\\n\", i }' > pad.s &&
+	gcc $flags $hopflags -o libsfbig.so sf_hop.c pad.s &&
+	readelf -lW libsfhop.so | grep -q GNU_SFRAME &&
+	readelf -rW libsfhop.so | grep -q 'no relocations'" >&2 ||
 	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain, or one in sf_depth_fp?)"
 b=$root/tmp/sframe-build
 install -m 755 "$b/sf_static" "$b/sf_dyn" "$b/example_workload_nofp" "$b/sf_depth" \
 	"$b/sf_depth_fp" "$out/"
+sframe_size=$(readelf -SW "$b/libsfbig.so" | awk '{ sub(/^.*\] */, ""); if ($1 == ".sframe") print $5 }')
+[ $((0x${sframe_size:-0})) -gt $((4 << 20)) ] ||
+	ds_die "libsfbig.so: .sframe is ${sframe_size:-missing} bytes (hex), not over 4 MiB"
+install -m 755 "$b/sf_multi" "$out/"
+install -m 644 "$b/libsfhop.so" "$b/libsfbig.so" "$out/lib/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
 install -m 644 "$b/libsfplug_alt.so" "$out/lib/libsfplug_alt.so"
