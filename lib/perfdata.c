@@ -20,6 +20,7 @@
 
 /* tools/perf/util/header.h feature numbers */
 enum {
+	FEAT_TRACING_DATA = 1,
 	FEAT_BUILD_ID = 2,
 	FEAT_HOSTNAME = 3,
 	FEAT_OSRELEASE = 4,
@@ -1008,6 +1009,8 @@ struct ds_writer {
 	uint64_t data_off, data_size;
 	struct ds_attr *attrs;
 	size_t nr_attrs;
+	uint8_t *tracing;	/* HEADER_TRACING_DATA, or NULL */
+	size_t tracing_len;
 	int err;
 };
 
@@ -1084,6 +1087,22 @@ static void wr_pipe_attrs(struct ds_writer *w)
 	}
 }
 
+/* perf's HEADER_TRACING_DATA record: u32 size (8-aligned), u32 pad, then
+ * the data and its padding, which the record's size does not count */
+static void wr_pipe_tracing(struct ds_writer *w)
+{
+	static const char zero[8];
+	struct perf_event_header h = { REC_HEADER_TRACING_DATA, 0, 16 };
+	uint32_t u[2] = { (uint32_t)((w->tracing_len + 7) & ~(size_t)7), 0 };
+
+	if (!w->tracing)
+		return;
+	wr(w, &h, sizeof(h));
+	wr(w, u, sizeof(u));
+	wr(w, w->tracing, w->tracing_len);
+	wr(w, zero, u[0] - w->tracing_len);
+}
+
 int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
 		      size_t nr_attrs, const struct ds_writer_opts *opts)
 {
@@ -1110,6 +1129,15 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 		return -ENOMEM;
 	}
 	w->nr_attrs = nr_attrs;
+	if (o.tracing_data && o.tracing_data_len) {
+		if (o.tracing_data_len > UINT32_MAX - 8)
+			goto nomem;
+		w->tracing = malloc(o.tracing_data_len);
+		if (!w->tracing)
+			goto nomem;
+		memcpy(w->tracing, o.tracing_data, o.tracing_data_len);
+		w->tracing_len = o.tracing_data_len;
+	}
 	for (size_t i = 0; i < nr_attrs; i++) {
 		w->attrs[i].attr = attrs[i].attr;
 		w->attrs[i].attr.size = sizeof(struct perf_event_attr);
@@ -1138,6 +1166,7 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 		fh.size = 16;
 		wr(w, &fh, 16);
 		wr_pipe_attrs(w);
+		wr_pipe_tracing(w);
 		goto done;
 	}
 	/*
@@ -1257,10 +1286,13 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			wr_build_id(w, &info->build_ids[k], REC_HEADER_BUILD_ID);
 	} else if (w->f) {
 		struct file_header fh;
-		struct file_section secs[9];
-		int feats[9], nf = 0;
+		struct file_section secs[10];
+		int feats[10], nf = 0;
 		uint64_t table;
 
+		/* in feature bit order: perf reads the table that way */
+		if (w->tracing)
+			feats[nf++] = FEAT_TRACING_DATA;
 		if (info->nr_build_ids)
 			feats[nf++] = FEAT_BUILD_ID;
 		if (info->hostname)
@@ -1283,6 +1315,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		for (int i = 0; i < nf; i++) {
 			secs[i].offset = wpos(w);
 			switch (feats[i]) {
+			case FEAT_TRACING_DATA: wr(w, w->tracing, w->tracing_len); break;
 			case FEAT_BUILD_ID:
 				for (size_t k = 0; k < info->nr_build_ids; k++)
 					wr_build_id(w, &info->build_ids[k], 0);
@@ -1351,6 +1384,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		free(w->attrs[i].name);
 	}
 	free(w->attrs);
+	free(w->tracing);
 	free(w);
 	return err;
 }

@@ -265,7 +265,8 @@ struct ds_writer_info {
 };
 
 /* Writer of a PERFILE2 file readable by upstream perf (>= 3.x); features
- * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID.
+ * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC, BUILD_ID and
+ * TRACING_DATA.
  * Opaque. */
 struct ds_writer;
 
@@ -275,6 +276,12 @@ struct ds_writer_opts {
 	 * HEADER_ATTR + EVENT_UPDATE(name) records, build-ids as
 	 * HEADER_BUILD_ID records at the end, never a seek: for pipes */
 	bool pipe;
+	/* perf's tracing data (the tracepoint formats, read from tracefs by
+	 * the caller; perf needs it to read tracepoint events): written as
+	 * the HEADER_TRACING_DATA feature, in pipe mode as a
+	 * HEADER_TRACING_DATA record after the attrs.  Copied.  NULL: none. */
+	const void *tracing_data;
+	size_t tracing_data_len;
 };
 
 /*
