@@ -36,6 +36,8 @@ static int conv_open(struct conv *c)
 	attrs = calloc(n, sizeof(*attrs));
 	if (!attrs)
 		return -ENOMEM;
+	/* tracepoint formats go along: perf needs them */
+	wo.tracing_data = ds_reader_tracing_data(c->p->rd, &wo.tracing_data_len);
 	for (size_t i = 0; i < n; i++) {
 		attrs[i] = *ds_reader_attr(c->p->rd, i);
 		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);

@@ -229,6 +229,9 @@ DS_API const char *ds_reader_error(const struct ds_reader *r);
 /* Attrs known so far (pipe mode: grows while reading). */
 DS_API size_t ds_reader_nr_attrs(const struct ds_reader *r);
 DS_API const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
+/* HEADER_TRACING_DATA as recorded (perf's tracing data: the tracepoint
+ * formats, for a writer to carry on), NULL if none. */
+DS_API const void *ds_reader_tracing_data(const struct ds_reader *r, size_t *len);
 /* HEADER_BUILD_ID: the objects' build-ids recorded in the file. */
 DS_API const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
 /* The header says data size 0 and has no features: the writer never

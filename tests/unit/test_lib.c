@@ -351,6 +351,9 @@ static void t_pipe_mode(void **state)
 	assert_string_equal(bids[0].path, "/bin/x");
 	assert_int_equal(bids[0].id[19], 0x42);
 	assert_int_equal(ds_reader_trailing(rd), 0);
+	/* the tracing data with the writer's padding to 8 bytes */
+	assert_memory_equal(ds_reader_tracing_data(rd, &nb), "\027\bDtracing0.6\0\0", 16);
+	assert_int_equal(nb, 16);
 	ds_reader_close(rd);
 	free(s.b);
 }
@@ -404,6 +407,9 @@ static void t_tracing_data(void **state)
 	assert_string_equal(ds_reader_attr(rd, 0)->name, "sched:sched_switch");
 	ds_reader_build_ids(rd, &nb);
 	assert_int_equal(nb, 1);
+	/* kept for a writer (convert) */
+	assert_memory_equal(ds_reader_tracing_data(rd, &nb), td, sizeof(td));
+	assert_int_equal(nb, sizeof(td));
 	ds_reader_close(rd);
 }
 
