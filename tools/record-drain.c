@@ -12,40 +12,55 @@
 
 int open_output(struct rec *r, const char *path, bool task)
 {
-	struct ds_attr attrs[2];
-	struct perf_event_attr s, t;
+	size_t n = r->o.nr_ev + 1;
+	struct ds_attr *attrs = calloc(n, sizeof(*attrs));
+	char (*names)[160] = calloc(n, sizeof(*names));
+	struct ds_writer_opts wo = { .sz = sizeof(wo) };
+	char *tracing = NULL;
 	int err;
 
-	make_attrs(&s, &t, &r->o, r->defer, task, r->o.cmd != NULL);
-	memset(attrs, 0, sizeof(attrs));
-	attrs[0].attr = s;
-	attrs[0].ids = r->ids[0];
-	attrs[0].nr_ids = r->nr_ids[0];
-	/* perf's names: ":u" for user space only */
-	attrs[0].name = r->o.event == EV_CONTEXT_SWITCHES ?
-			(r->o.user_only ? "context-switches:u" : "context-switches") :
-			(r->o.user_only ? "cpu-clock:u" : "cpu-clock");
-	attrs[1].attr = t;
-	attrs[1].ids = r->ids[1];
-	attrs[1].nr_ids = r->nr_ids[1];
-	attrs[1].name = "dummy:u";
+	if (!attrs || !names) {
+		free(attrs);
+		free(names);
+		die_msg("%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	/* the user's events in order, then the tracking event (perf's
+	 * "dummy:u"), each with its ids and perf's name for it */
+	for (size_t i = 0; i < n; i++) {
+		const struct rec_event *ev = i < r->o.nr_ev ? &r->o.ev[i] : NULL;
+
+		make_attr(&attrs[i].attr, &r->o, ev, r->defer, task, r->o.cmd != NULL);
+		attrs[i].ids = r->ids[i].v;
+		attrs[i].nr_ids = r->ids[i].n;
+		attrs[i].name = ev ? (char *)event_name(&r->o, ev, names[i], sizeof(names[i]))
+				   : strcpy(names[i], "dummy:u");
+	}
+	err = tracing_data(&r->o, &tracing, &wo.tracing_data_len);
+	if (err)
+		goto out;
+	wo.tracing_data = tracing;
 	/* like perf: keep an existing recording (and its side file) as .old */
 	r->path = path;
 	if (!strcmp(path, "-")) {
 		/* standard output: perf's pipe mode (record -o - | report -i -) */
-		struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
 		int fd = dup(1);
 
 		r->path = "standard output";
-		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, 2, &wo);
+		wo.pipe = true;
+		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, n, &wo);
 	} else {
 		err = rotate_old(r->o.out);
 		if (err)
-			return err;
-		err = ds_writer_open(&r->w, path, attrs, 2, NULL);
+			goto out;	/* rotate_old() said why */
+		err = ds_writer_open(&r->w, path, attrs, n, &wo);
 	}
 	if (err)
 		die_msg("writing %s: %s", r->path, strerror(-err));
+out:
+	free(attrs);
+	free(names);
+	free(tracing);
 	return err;
 }
 

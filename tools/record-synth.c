@@ -103,7 +103,7 @@ static int synth_comm(struct rec *r, pid_t pid, pid_t tid, const char *comm)
 	memcpy(ev.comm, comm, strnlen(comm, 15));
 	ev.sid.pid = (uint32_t)pid;
 	ev.sid.tid = (uint32_t)tid;
-	ev.sid.id = r->nr_ids[1] ? r->ids[1][0] : 0;
+	ev.sid.id = tracking_id(r);
 	return write_rec(r, &ev.h);
 }
 
@@ -140,7 +140,7 @@ static int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end,
 	off = (off + plen + 7) & ~(size_t)7;
 	memset(&sid, 0, sizeof(sid));
 	sid.pid = sid.tid = (uint32_t)pid;
-	sid.id = r->nr_ids[1] ? r->ids[1][0] : 0;
+	sid.id = tracking_id(r);
 	memcpy(buf + off, &sid, sizeof(sid));
 	off += sizeof(sid);
 	h.size = (uint16_t)off;

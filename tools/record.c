@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,17 +30,23 @@ static void on_signal(int sig)
 static void usage_record(FILE *f)
 {
 	fprintf(f,
-		"usage: deferstack record [-o FILE] [-e EVENT] [-F FREQ | -c N]\n"
+		"usage: deferstack record [-o FILE] [-e EVENT[,EVENT...]]... [-F FREQ | -c N]\n"
 		"                         [--mode defer|classic|auto] [--stitched] [-d SECS]\n"
 		"                         [-m PAGES] [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
 		"                 an existing FILE is kept as FILE.old (like perf); -o -:\n"
 		"                 standard output in perf's pipe mode (| report -i -)\n"
-		"  -e EVENT       cpu-clock (default: on-CPU time) or context-switches\n"
-		"                 (off-CPU: where tasks block or are preempted; every switch\n"
-		"                 unless -c is given)\n"
-		"  -F FREQ        samples per second per CPU (default 999; cpu-clock)\n"
+		"  -e EVENT       perf's syntax, comma-separated or repeated: each is recorded\n"
+		"                 software: cpu-clock (default: on-CPU time), task-clock,\n"
+		"                 page-faults, minor-faults, major-faults, cpu-migrations,\n"
+		"                 context-switches (off-CPU: where tasks block or are\n"
+		"                 preempted; every switch unless -F or -c is given)\n"
+		"                 hardware (where the PMU has them): cycles, instructions,\n"
+		"                 cache-misses, branch-misses, ...\n"
+		"                 tracepoints: SYS:NAME (every hit), e.g. sched:sched_switch\n"
+		"                 modifiers: NAME:u user space only, NAME:k kernel only\n"
+		"  -F FREQ        samples per second per CPU (default 999)\n"
 		"  -c N           a sample every N events instead of -F\n"
 		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
 		"                 classic: user stacks copied at the sample;\n"
@@ -75,9 +80,7 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 	};
 	int c, n = 0;
 	unsigned long v;
-	bool freq_set = false;
 
-	memset(o, 0, sizeof(*o));
 	o->out = "perf.data";
 	o->freq = 999;
 	o->pages = 128;
@@ -85,21 +88,16 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'e':
-			if (!strcmp(optarg, "cpu-clock")) {
-				o->event = EV_CPU_CLOCK;
-			} else if (!strcmp(optarg, "context-switches") || !strcmp(optarg, "cs")) {
-				o->event = EV_CONTEXT_SWITCHES;
-			} else {
-				die_msg("bad -e '%s' (cpu-clock or context-switches)", optarg);
+			/* repeated -e: each event is recorded */
+			if (parse_events(o, optarg))
 				return -1;
-			}
 			break;
 		case 'F':
 			/* the kernel's limit (perf_event_max_sample_rate) is
 			 * checked by the kernel, and said so */
 			if (parse_ulong("-F", optarg, 1, 10000000, &o->freq))
 				return -1;
-			freq_set = true;
+			o->freq_set = true;
 			break;
 		case 'c':
 			if (parse_ulong("-c", optarg, 1, 1000000000UL, &o->period))
@@ -141,13 +139,12 @@ static int parse_record_opts(int argc, char **argv, struct ropts *o)
 		default: usage_record(stderr); return -1;
 		}
 	}
-	if (freq_set && o->period) {
+	if (o->freq_set && o->period) {
 		die_msg("record: -F and -c exclude each other");
 		return -1;
 	}
-	/* A frequency means nothing for context switches: take every one. */
-	if (o->event == EV_CONTEXT_SWITCHES && !o->period && !freq_set)
-		o->period = 1;
+	if (!o->nr_ev && parse_events(o, "cpu-clock"))
+		return -1;
 	if (optind < argc)
 		o->cmd = argv + optind;
 	n = o->all + (o->pid > 0) + (o->cmd != NULL);
@@ -253,18 +250,7 @@ static void stop_child(struct rec *r)
 
 static void cleanup(struct rec *r)
 {
-	for (size_t i = 0; i < r->nr_bufs; i++) {
-		if (r->bufs[i].map) {
-			ds_ring_destroy(&r->bufs[i].ring);
-			munmap(r->bufs[i].map, r->bufs[i].map_len);
-		}
-	}
-	for (size_t i = 0; i < r->nr_fds; i++)
-		close(r->fds[i]);
-	free(r->bufs);
-	free(r->fds);
-	free(r->ids[0]);
-	free(r->ids[1]);
+	close_events(r);
 	for (size_t i = 0; i < r->objs.cap; i++)
 		free(r->objs.s[i].val);
 	ds_htab_free(&r->objs);
@@ -282,8 +268,9 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	if (ncpu < 0)
 		return ncpu;
 	r->bufs = calloc((size_t)ncpu, sizeof(*r->bufs));
+	r->ids = calloc(r->o.nr_ev + 1, sizeof(*r->ids));
 	pfd = calloc((size_t)ncpu, sizeof(*pfd));
-	if (!r->bufs || !pfd) {
+	if (!r->bufs || !r->ids || !pfd) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -394,32 +381,28 @@ out:
 	return err;
 }
 
-int cmd_record(int argc, char **argv)
+/* The record command on r; its caller frees what the options hold. */
+static int record(struct rec *r, int argc, char **argv)
 {
-	struct rec r;
 	struct ds_stitch_stats st;
 	char tmp[4096];
 	const char *path;
 	int ret;
 
-	memset(&r, 0, sizeof(r));
-	/* a closed -o - pipe (or a file size limit) is a write error: the
-	 * recording stops, the command is stopped and the reason printed */
-	ignore_write_signals(true);
-	ret = parse_record_opts(argc, argv, &r.o);
+	ret = parse_record_opts(argc, argv, &r->o);
 	if (ret)
 		return ret > 0 ? 0 : 2;
 	/* the user's options first (user space only if the kernel is not
 	 * allowed), then the defer bit on its own */
-	if (check_attrs(&r.o))
+	if (check_attrs(&r->o))
 		return 1;
-	if (r.o.mode != MODE_CLASSIC) {
-		ret = probe_defer(r.o.user_only);
+	if (r->o.mode != MODE_CLASSIC) {
+		ret = probe_defer(r->o.user_only);
 		if (ret < 0) {
-			open_error(ret, NULL, 0, -1);
+			open_error(ret, NULL, NULL, 0, -1);
 			return 1;
 		}
-		if (ret == 0 && r.o.mode == MODE_DEFER) {
+		if (ret == 0 && r->o.mode == MODE_DEFER) {
 			die_msg("--mode defer: this kernel does not support deferred user "
 				"callchains (perf_event_open with defer_callchain: EINVAL); use "
 				"--mode auto or --mode classic");
@@ -428,15 +411,15 @@ int cmd_record(int argc, char **argv)
 		if (ret == 0)
 			fprintf(stderr, PROG ": kernel lacks deferred user callchains; falling "
 				"back to classic callchains\n");
-		r.defer = ret == 1;
+		r->defer = ret == 1;
 	}
-	if (!strcmp(r.o.out, "-") && isatty(1)) {
+	if (!strcmp(r->o.out, "-") && isatty(1)) {
 		die_msg("record -o -: standard output is a terminal; pipe it to a reader "
 			"(| deferstack report -i -) or redirect it to a file");
 		return 1;
 	}
-	path = r.o.out;
-	if (r.o.stitched && !strcmp(r.o.out, "-")) {
+	path = r->o.out;
+	if (r->o.stitched && !strcmp(r->o.out, "-")) {
 		/* the raw records go to a temp file, converted to stdout */
 		const char *td = getenv("TMPDIR");
 		int fd;
@@ -449,26 +432,26 @@ int cmd_record(int argc, char **argv)
 		}
 		close(fd);
 		path = tmp;
-	} else if (r.o.stitched) {
-		snprintf(tmp, sizeof(tmp), "%s.raw.tmp", r.o.out);
+	} else if (r->o.stitched) {
+		snprintf(tmp, sizeof(tmp), "%s.raw.tmp", r->o.out);
 		path = tmp;
 	}
-	ret = do_record(&r, path, argc, argv);
-	cleanup(&r);
+	ret = do_record(r, path, argc, argv);
+	cleanup(r);
 	if (ret) {
-		if (r.o.stitched)
+		if (r->o.stitched)
 			unlink(path);
 		return 1;
 	}
-	if (r.exec_errno) {
+	if (r->exec_errno) {
 		/* like env(1): 127 not found, 126 found but not runnable */
-		die_msg("cannot run '%s': %s", r.o.cmd[0], strerror(r.exec_errno));
-		if (r.o.stitched)
+		die_msg("cannot run '%s': %s", r->o.cmd[0], strerror(r->exec_errno));
+		if (r->o.stitched)
 			unlink(path);
-		return r.exec_errno == ENOENT ? 127 : 126;
+		return r->exec_errno == ENOENT ? 127 : 126;
 	}
-	if (r.o.stitched) {
-		ret = convert_file(path, r.o.out, &st);
+	if (r->o.stitched) {
+		ret = convert_file(path, r->o.out, &st);
 		unlink(path);
 	} else if (strcmp(path, "-")) {
 		struct pipeline p;
@@ -480,19 +463,34 @@ int cmd_record(int argc, char **argv)
 	if (ret)
 		return 1;
 	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
-		strcmp(r.o.out, "-") ? r.o.out : "standard output (pipe mode)",
-		r.defer ? "defer" : "classic", r.o.stitched ? ", stitched" : "",
-		r.nr_records, r.bytes / 1024.0);
+		strcmp(r->o.out, "-") ? r->o.out : "standard output (pipe mode)",
+		r->defer ? "defer" : "classic", r->o.stitched ? ", stitched" : "",
+		r->nr_records, r->bytes / 1024.0);
 	/* a stream cannot be read back: its reader prints the summary */
 	if (strcmp(path, "-")) {
 		fprintf(stderr, PROG ": ");
 		print_summary(stderr, &st);
 	}
 	/* the command's status, as perf and shells pass it on */
-	if (r.o.cmd && r.reaped && WIFEXITED(r.status))
-		return WEXITSTATUS(r.status);
-	if (r.o.cmd && r.reaped && WIFSIGNALED(r.status))
-		return 128 + WTERMSIG(r.status);
+	if (r->o.cmd && r->reaped && WIFEXITED(r->status))
+		return WEXITSTATUS(r->status);
+	if (r->o.cmd && r->reaped && WIFSIGNALED(r->status))
+		return 128 + WTERMSIG(r->status);
 	return 0;
 }
 
+
+/* r lives here so that the parsed events are freed on every way out. */
+int cmd_record(int argc, char **argv)
+{
+	struct rec r;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	/* a closed -o - pipe (or a file size limit) is a write error: the
+	 * recording stops, the command is stopped and the reason printed */
+	ignore_write_signals(true);
+	ret = record(&r, argc, argv);
+	free(r.o.ev);
+	return ret;
+}

@@ -5,6 +5,8 @@
  *   record-events.c  event attrs, the defer probe, opening events and rings
  *   record-drain.c   the output file: draining the rings into it
  *   record-synth.c   side data: existing processes, build-ids, kallsyms
+ *   record-evparse.c the -e syntax: perf's event names, tracepoints
+ *   record-tracing.c the tracepoints' formats, which perf needs
  */
 #ifndef DEFERSTACK_RECORD_H
 #define DEFERSTACK_RECORD_H
@@ -21,13 +23,25 @@ enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
 		     PERF_SAMPLE_CALLCHAIN)
 
-/* What record samples: on-CPU time, or context switches (off-CPU). */
-enum rec_event { EV_CPU_CLOCK, EV_CONTEXT_SWITCHES };
+/* One event of -e (perf's syntax, tools/record-evparse.c): what
+ * perf_event_open gets for it and its name in the file. */
+struct rec_event {
+	uint32_t type;		/* PERF_TYPE_HARDWARE, _SOFTWARE, _TRACEPOINT */
+	uint64_t config;	/* tracepoints: the id from tracefs */
+	bool excl_user;		/* :k */
+	bool excl_kernel;	/* :u */
+	/* every occurrence unless -F or -c is given: tracepoints and
+	 * context switches, where a frequency means nothing */
+	bool every;
+	char name[128];		/* without the modifier */
+};
 
 struct ropts {
 	const char *out;
-	enum rec_event event;
+	struct rec_event *ev;	/* -e, in order (default cpu-clock) */
+	size_t nr_ev;
 	unsigned long freq;
+	bool freq_set;		/* -F given */
 	unsigned long period;	/* -c: every Nth event; 0: -F frequency */
 	int mode;
 	bool all, stitched;
@@ -52,8 +66,12 @@ struct rec {
 	size_t nr_bufs;
 	int *fds;		/* every event fd */
 	size_t nr_fds, cap_fds;
-	uint64_t *ids[2];	/* [0] sampling, [1] tracking */
-	size_t nr_ids[2], cap_ids[2];
+	/* the kernel's ids of each attr's fds: [0, nr_ev) the sampling
+	 * events, [nr_ev] the tracking event */
+	struct rec_ids {
+		uint64_t *v;
+		size_t n, cap;
+	} *ids;
 	struct ds_writer *w;
 	const char *path;	/* what w writes */
 	int werr;		/* first write error */
@@ -70,13 +88,37 @@ struct rec {
 	struct ds_htab kips;	/* sampled kernel addresses (a set) */
 };
 
+/* tools/record-evparse.c -------------------------------------------- */
+
+/* Add the events of one -e ARG (comma-separated): 0, or -1 with a
+ * message naming the event that is refused. */
+int parse_events(struct ropts *o, const char *arg);
+/* The event's name in the file: NAME, NAME:u or NAME:k. */
+const char *event_name(const struct ropts *o, const struct rec_event *ev, char *buf,
+		       size_t len);
+
+/* Where tracefs is mounted (its events/ directory exists), or NULL. */
+const char *tracefs_dir(void);
+
+/* tools/record-tracing.c -------------------------------------------- */
+
+/* perf's tracing data for the tracepoint events of o (*out malloc'ed;
+ * NULL without any): 0 or -errno (said so). */
+int tracing_data(const struct ropts *o, char **out, size_t *len);
+
 /* tools/record-events.c --------------------------------------------- */
 
-/* The sampling attr (s) and the side-band tracking attr (t). */
-void make_attrs(struct perf_event_attr *s, struct perf_event_attr *t,
-		const struct ropts *o, bool defer, bool task, bool on_exec);
-/* The one line for a failed perf_event_open (o may be NULL). */
-void open_error(int err, const struct ropts *o, pid_t pid, int cpu);
+/* The sampling attr of ev (s), or with ev NULL the side-band tracking
+ * attr. */
+void make_attr(struct perf_event_attr *a, const struct ropts *o, const struct rec_event *ev,
+	       bool defer, bool task, bool on_exec);
+/* The tracking event's first id (the id of synthesized records). */
+uint64_t tracking_id(const struct rec *r);
+/* The one line for a failed perf_event_open (o and ev may be NULL); an
+ * event the machine does not have (ENOENT, EOPNOTSUPP) is said so by name:
+ * "cycles: no hardware PMU on this machine". */
+void open_error(int err, const struct ropts *o, const struct rec_event *ev, pid_t pid,
+		int cpu);
 /* The user's events, without defer bits, on this task; falls back to user
  * space only when the kernel is not allowed.  0 or -errno (said so). */
 int check_attrs(struct ropts *o);
@@ -87,6 +129,8 @@ int online_cpus(int **out);
 /* Open the events of the target (the command, each thread of -p PID, or
  * all) on each CPU of r->bufs, with the CPU's ring buffer: 0 or -errno. */
 int open_events(struct rec *r);
+/* Unmap the rings, close the events, free their ids. */
+void close_events(struct rec *r);
 
 /* tools/record-drain.c ---------------------------------------------- */
 
