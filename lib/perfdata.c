@@ -20,6 +20,7 @@
 
 /* tools/perf/util/header.h feature numbers */
 enum {
+	FEAT_TRACING_DATA = 1,
 	FEAT_BUILD_ID = 2,
 	FEAT_HOSTNAME = 3,
 	FEAT_OSRELEASE = 4,
@@ -74,6 +75,8 @@ struct ds_reader {
 	uint64_t trailing;
 	struct ds_build_id *build_ids;
 	size_t nr_build_ids, cap_build_ids;
+	uint8_t *tracing;	/* HEADER_TRACING_DATA as recorded, or NULL */
+	size_t tracing_len;
 	/* perf record -z: PERF_RECORD_COMPRESSED records hold zstd frames of
 	 * ordinary records, decompressed into zb[zpos, zend) and returned from
 	 * there; a record may go on in the next compressed one */
@@ -98,6 +101,7 @@ enum {
 #define MAX_ATTRS 4096
 #define MAX_IDS (1u << 20)
 #define MAX_ATTR_SIZE 4096
+#define MAX_TRACING (1u << 28)
 #define RB_SIZE (1u << 20)	/* read-ahead: bigger than any record (64 KiB) */
 #define ZB_MAX (64u << 20)	/* records decompressed from one compressed record */
 
@@ -239,6 +243,24 @@ static int add_build_id(struct ds_reader *r, const uint8_t *p, size_t len)
 
 /* HEADER_BUILD_ID section; a malformed entry ends the list (perf stops
  * there too), only -ENOMEM is an error. */
+/* The file's HEADER_TRACING_DATA, kept whole for a writer (convert);
+ * an unreadable one is dropped: only perf needs it. */
+static int read_tracing(struct ds_reader *r, const struct file_section *sec)
+{
+	if (!in_file(r, sec) || !sec->size || sec->size > MAX_TRACING)
+		return 0;
+	r->tracing = malloc(sec->size);
+	if (!r->tracing)
+		return -ENOMEM;
+	if (read_at(r, sec->offset, r->tracing, sec->size)) {
+		free(r->tracing);
+		r->tracing = NULL;
+		return 0;
+	}
+	r->tracing_len = sec->size;
+	return 0;
+}
+
 static int read_build_ids(struct ds_reader *r, const struct file_section *sec)
 {
 	uint8_t *b, *p, *end;
@@ -400,6 +422,11 @@ static int open_file_mode(struct ds_reader *r, struct file_header *fh)
 
 		if (!feature_section(r, fh, FEAT_EVENT_DESC, &sec))
 			read_event_desc(r, &sec);
+		if (!feature_section(r, fh, FEAT_TRACING_DATA, &sec)) {
+			err = read_tracing(r, &sec);
+			if (err)
+				return err;
+		}
 		if (!feature_section(r, fh, FEAT_BUILD_ID, &sec)) {
 			err = read_build_ids(r, &sec);
 			if (err)
@@ -583,6 +610,7 @@ void ds_reader_close(struct ds_reader *r)
 	for (size_t i = 0; i < r->nr_build_ids; i++)
 		free(r->build_ids[i].path);
 	free(r->build_ids);
+	free(r->tracing);
 	free(r);
 }
 
@@ -670,8 +698,9 @@ static size_t want(struct ds_reader *r, size_t n)
 	return have < n ? have : n;
 }
 
-/* Read and drop n bytes that follow a record (pipe mode payloads). */
-static int skip_bytes(struct ds_reader *r, uint64_t n)
+/* Read the n bytes that follow a record (pipe mode payloads) into to, or
+ * drop them (to NULL). */
+static int payload_bytes(struct ds_reader *r, uint64_t n, uint8_t *to)
 {
 	while (n) {
 		size_t k = want(r, n < r->rcap ? (size_t)n : r->rcap);
@@ -679,10 +708,36 @@ static int skip_bytes(struct ds_reader *r, uint64_t n)
 		if (!k)
 			return rerr(r, -EINVAL, "truncated payload at data offset %llu",
 				    (unsigned long long)r->pos);
+		if (to) {
+			memcpy(to, r->rb + r->rpos, k);
+			to += k;
+		}
 		r->rpos += k;
 		r->pos += k;
 		n -= k;
 	}
+	return 0;
+}
+
+/* A HEADER_TRACING_DATA record's payload, kept (the last one wins). */
+static int pipe_tracing(struct ds_reader *r, uint64_t n)
+{
+	uint8_t *b;
+	int err;
+
+	if (!n || n > MAX_TRACING)
+		return payload_bytes(r, n, NULL);
+	b = malloc(n);
+	if (!b)
+		return -ENOMEM;
+	err = payload_bytes(r, n, b);
+	if (err) {
+		free(b);
+		return err;
+	}
+	free(r->tracing);
+	r->tracing = b;
+	r->tracing_len = n;
 	return 0;
 }
 
@@ -878,10 +933,10 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 			ret = add_build_id(r, b, (*rec)->size);
 			break;
 		case REC_HEADER_TRACING_DATA:	/* u32 size, then that many bytes */
-			ret = (*rec)->size >= 12 ? skip_bytes(r, ds_rd32(b + 8)) : 0;
+			ret = (*rec)->size >= 12 ? pipe_tracing(r, ds_rd32(b + 8)) : 0;
 			break;
 		case REC_AUXTRACE:		/* u64 size, then the trace data */
-			ret = (*rec)->size >= 16 ? skip_bytes(r, ds_rd64(b + 8)) : 0;
+			ret = (*rec)->size >= 16 ? payload_bytes(r, ds_rd64(b + 8), NULL) : 0;
 			break;
 		default:
 			return 1;
@@ -889,6 +944,12 @@ int ds_reader_next(struct ds_reader *r, const struct perf_event_header **rec)
 		if (ret < 0)
 			return ret;
 	}
+}
+
+const void *ds_reader_tracing_data(const struct ds_reader *r, size_t *len)
+{
+	*len = r->tracing_len;
+	return r->tracing;
 }
 
 const char *ds_reader_error(const struct ds_reader *r)
@@ -1008,6 +1069,8 @@ struct ds_writer {
 	uint64_t data_off, data_size;
 	struct ds_attr *attrs;
 	size_t nr_attrs;
+	uint8_t *tracing;	/* HEADER_TRACING_DATA, or NULL */
+	size_t tracing_len;
 	int err;
 };
 
@@ -1084,6 +1147,22 @@ static void wr_pipe_attrs(struct ds_writer *w)
 	}
 }
 
+/* perf's HEADER_TRACING_DATA record: u32 size (8-aligned), u32 pad, then
+ * the data and its padding, which the record's size does not count */
+static void wr_pipe_tracing(struct ds_writer *w)
+{
+	static const char zero[8];
+	struct perf_event_header h = { REC_HEADER_TRACING_DATA, 0, 16 };
+	uint32_t u[2] = { (uint32_t)((w->tracing_len + 7) & ~(size_t)7), 0 };
+
+	if (!w->tracing)
+		return;
+	wr(w, &h, sizeof(h));
+	wr(w, u, sizeof(u));
+	wr(w, w->tracing, w->tracing_len);
+	wr(w, zero, u[0] - w->tracing_len);
+}
+
 int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attrs,
 		      size_t nr_attrs, const struct ds_writer_opts *opts)
 {
@@ -1110,6 +1189,15 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 		return -ENOMEM;
 	}
 	w->nr_attrs = nr_attrs;
+	if (o.tracing_data && o.tracing_data_len) {
+		if (o.tracing_data_len > UINT32_MAX - 8)
+			goto nomem;
+		w->tracing = malloc(o.tracing_data_len);
+		if (!w->tracing)
+			goto nomem;
+		memcpy(w->tracing, o.tracing_data, o.tracing_data_len);
+		w->tracing_len = o.tracing_data_len;
+	}
 	for (size_t i = 0; i < nr_attrs; i++) {
 		w->attrs[i].attr = attrs[i].attr;
 		w->attrs[i].attr.size = sizeof(struct perf_event_attr);
@@ -1138,6 +1226,7 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 		fh.size = 16;
 		wr(w, &fh, 16);
 		wr_pipe_attrs(w);
+		wr_pipe_tracing(w);
 		goto done;
 	}
 	/*
@@ -1257,10 +1346,13 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			wr_build_id(w, &info->build_ids[k], REC_HEADER_BUILD_ID);
 	} else if (w->f) {
 		struct file_header fh;
-		struct file_section secs[9];
-		int feats[9], nf = 0;
+		struct file_section secs[10];
+		int feats[10], nf = 0;
 		uint64_t table;
 
+		/* in feature bit order: perf reads the table that way */
+		if (w->tracing)
+			feats[nf++] = FEAT_TRACING_DATA;
 		if (info->nr_build_ids)
 			feats[nf++] = FEAT_BUILD_ID;
 		if (info->hostname)
@@ -1283,6 +1375,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		for (int i = 0; i < nf; i++) {
 			secs[i].offset = wpos(w);
 			switch (feats[i]) {
+			case FEAT_TRACING_DATA: wr(w, w->tracing, w->tracing_len); break;
 			case FEAT_BUILD_ID:
 				for (size_t k = 0; k < info->nr_build_ids; k++)
 					wr_build_id(w, &info->build_ids[k], 0);
@@ -1351,6 +1444,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		free(w->attrs[i].name);
 	}
 	free(w->attrs);
+	free(w->tracing);
 	free(w);
 	return err;
 }

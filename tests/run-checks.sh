@@ -80,7 +80,12 @@ done
 expect_usage "bad -p '4294967297'" record -p 4294967297 -o "$T/none"
 expect_usage "bad -p '-3'" record -p -3 -o "$T/none"
 expect_usage "bad -m '3' (a power of two)" record -m 3 -o "$T/none" -- /bin/true
-expect_usage "bad -e 'cycles'" record -e cycles -o "$T/none" -- /bin/true
+# -e: perf's syntax; anything else refused by name
+expect_usage "unknown event 'foo'" record -e foo -o "$T/none" -- /bin/true
+expect_usage "unknown event 'frobs'" record -e cpu-clock,frobs -o "$T/none" -- /bin/true
+expect_usage "unknown event 'nosys:noevent'" record -e nosys:noevent -o "$T/none" -- /bin/true
+expect_usage "event 'cpu-clock:p': unknown modifier 'p'" record -e cpu-clock:p -o "$T/none" -- /bin/true
+expect_usage "bad -e 'cpu-clock,': an empty event" record -e cpu-clock, -o "$T/none" -- /bin/true
 expect_usage "bad -c '0'" record -e context-switches -c 0 -o "$T/none" -- /bin/true
 expect_usage "-F and -c exclude each other" record -F 99 -c 10 -o "$T/none" -- /bin/true
 expect_usage "--folded and --svg are mutually exclusive" report --folded --svg "$T/x.svg" -i "$T/none"

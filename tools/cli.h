@@ -14,9 +14,6 @@
 #define DS_VERSION "unknown"
 #endif
 
-/* print "deferstack: <msg>" on stderr */
-void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
 /* Write failures as errors, not deaths: ignore SIGXFSZ (and SIGPIPE when
  * pipe is set) so that write() fails with EFBIG (EPIPE) and the caller
  * removes its temp file, stops its command and says so.  The dispositions
@@ -59,12 +56,19 @@ void print_pipeline_summary(FILE *out, const struct pipeline *p);
  * "unknown" before any attr. */
 const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
 			   char *buf, size_t len);
-/* stitch IN into a classic-callchain perf.data OUT, stats in *st */
-int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */
 const char *default_kallsyms(const char *data, char *buf, size_t len);
 
+/* tools/stitch-file.c ----------------------------------------------- */
+
+/* Stitch IN into a classic-callchain perf.data OUT (convert, record
+ * --stitched), stats in *st; "-": standard input / output, pipe mode. */
+int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
+
 /* tools/util.c ------------------------------------------------------ */
+
+/* print "deferstack: <msg>" on stderr */
+void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* perf's rule: a non-empty regular OUT becomes OUT.old (its OUT.kallsyms
  * becomes OUT.old.kallsyms).  0 or -errno (with a message). */

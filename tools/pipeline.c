@@ -3,7 +3,6 @@
  * summaries and messages. */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,17 +242,6 @@ const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev)
 	if (!c && p->sym)
 		c = ds_symbols_comm(p->sym, ev->pid);
 	return c ? c : "[unknown]";
-}
-
-void die_msg(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
 }
 
 const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
-/* deferstack CLI helpers: output files (.old rotation, temp + rename, the
+/* deferstack CLI helpers: messages, output files (.old rotation, temp + rename, the
  * same-file check), write errors of stdout, strict number options. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,19 @@
 #include <unistd.h>
 
 #include "cli.h"
+
+/* ------------------------------------------------------------ messages */
+
+void die_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
 
 /* ------------------------------------------------------------ .old */
 

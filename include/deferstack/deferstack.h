@@ -229,6 +229,9 @@ DS_API const char *ds_reader_error(const struct ds_reader *r);
 /* Attrs known so far (pipe mode: grows while reading). */
 DS_API size_t ds_reader_nr_attrs(const struct ds_reader *r);
 DS_API const struct ds_attr *ds_reader_attr(const struct ds_reader *r, size_t i);
+/* HEADER_TRACING_DATA as recorded (perf's tracing data: the tracepoint
+ * formats, for a writer to carry on), NULL if none. */
+DS_API const void *ds_reader_tracing_data(const struct ds_reader *r, size_t *len);
 /* HEADER_BUILD_ID: the objects' build-ids recorded in the file. */
 DS_API const struct ds_build_id *ds_reader_build_ids(const struct ds_reader *r, size_t *nr);
 /* The header says data size 0 and has no features: the writer never
@@ -265,7 +268,8 @@ struct ds_writer_info {
 };
 
 /* Writer of a PERFILE2 file readable by upstream perf (>= 3.x); features
- * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC and BUILD_ID.
+ * HOSTNAME/OSRELEASE/VERSION/ARCH/NRCPUS/CMDLINE/EVENT_DESC, BUILD_ID and
+ * TRACING_DATA.
  * Opaque. */
 struct ds_writer;
 
@@ -275,6 +279,12 @@ struct ds_writer_opts {
 	 * HEADER_ATTR + EVENT_UPDATE(name) records, build-ids as
 	 * HEADER_BUILD_ID records at the end, never a seek: for pipes */
 	bool pipe;
+	/* perf's tracing data (the tracepoint formats, read from tracefs by
+	 * the caller; perf needs it to read tracepoint events): written as
+	 * the HEADER_TRACING_DATA feature, in pipe mode as a
+	 * HEADER_TRACING_DATA record after the attrs.  Copied.  NULL: none. */
+	const void *tracing_data;
+	size_t tracing_data_len;
 };
 
 /*

@@ -278,14 +278,16 @@ static void t_perfdata_unfinished(void **state)
 	free(s.b);
 }
 
-/* Pipe mode: the writer never seeks (attrs and names as records, build-ids
- * at the end); the reader takes it from a real pipe. */
+/* Pipe mode: the writer never seeks (attrs and names as records, tracing
+ * data as a record whose data its size does not count, build-ids at the
+ * end); the reader takes it from a real pipe. */
 static void t_pipe_mode(void **state)
 {
 	struct sbuf s = { 0 };
 	struct ds_writer *w;
 	struct ds_reader *rd;
-	struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+	struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true,
+				     .tracing_data = "\027\bDtracing0.6", .tracing_data_len = 14 };
 	struct ds_writer_info info = { 0 };
 	struct ds_build_id b;
 	const struct ds_build_id *bids;
@@ -349,8 +351,66 @@ static void t_pipe_mode(void **state)
 	assert_string_equal(bids[0].path, "/bin/x");
 	assert_int_equal(bids[0].id[19], 0x42);
 	assert_int_equal(ds_reader_trailing(rd), 0);
+	/* the tracing data with the writer's padding to 8 bytes */
+	assert_memory_equal(ds_reader_tracing_data(rd, &nb), "\027\bDtracing0.6\0\0", 16);
+	assert_int_equal(nb, 16);
 	ds_reader_close(rd);
 	free(s.b);
+}
+
+/* File mode with tracing data: HEADER_TRACING_DATA is feature bit 1, first
+ * in the section table (perf reads it in bit order), so the features after
+ * it (build-ids, event names) are still found. */
+static void t_tracing_data(void **state)
+{
+	static const char td[] = "\027\bDtracing0.6";
+	struct ds_writer_opts wo = { .sz = sizeof(wo), .tracing_data = td,
+				     .tracing_data_len = sizeof(td) };
+	struct ds_writer_info info = { 0 };
+	struct ds_build_id b;
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	struct ds_attr a;
+	uint64_t id = 7, hdr[16], sec[2];
+	size_t nb;
+	FILE *f;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.attr.size = sizeof(a.attr);
+	a.attr.type = PERF_TYPE_TRACEPOINT;
+	a.attr.config = 316;
+	a.attr.sample_type = TST_ST;
+	a.attr.sample_id_all = 1;
+	a.ids = &id;
+	a.nr_ids = 1;
+	a.name = "sched:sched_switch";
+	memset(&b, 0, sizeof(b));
+	b.pid = -1;
+	b.size = 20;
+	b.path = "/bin/y";
+	info.build_ids = &b;
+	info.nr_build_ids = 1;
+	assert_int_equal(ds_writer_open(&w, tpath("td.data"), &a, 1, &wo), 0);
+	assert_int_equal(ds_writer_close(w, &info), 0);
+	f = fopen(tpath("td.data"), "rb");
+	assert_non_null(f);
+	assert_int_equal(fread(hdr, 8, 16, f), 16);
+	/* features after magic, size, attr_size, attrs, data, event_types */
+	assert_true(hdr[9] & (1u << 1));
+	/* the table after the data: its first section is the tracing data */
+	assert_int_equal(fseek(f, (long)(hdr[5] + hdr[6]), SEEK_SET), 0);
+	assert_int_equal(fread(sec, 8, 2, f), 2);
+	assert_int_equal(sec[1], sizeof(td));
+	fclose(f);
+	assert_int_equal(ds_reader_open(&rd, tpath("td.data"), NULL), 0);
+	assert_string_equal(ds_reader_attr(rd, 0)->name, "sched:sched_switch");
+	ds_reader_build_ids(rd, &nb);
+	assert_int_equal(nb, 1);
+	/* kept for a writer (convert) */
+	assert_memory_equal(ds_reader_tracing_data(rd, &nb), td, sizeof(td));
+	assert_int_equal(nb, sizeof(td));
+	ds_reader_close(rd);
 }
 
 /* Records find their attr by id through a hash: right attr for every id,
@@ -1575,6 +1635,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_attr_flags),
+		cmocka_unit_test(t_tracing_data),
 		cmocka_unit_test(t_parse_sample),
 		cmocka_unit_test(t_parse_others),
 		cmocka_unit_test(t_set_callchain),

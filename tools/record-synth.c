@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: MIT
+/* deferstack record: side data.  The processes that exist before the
+ * recording get COMM and MMAP records from /proc (the kernel only reports
+ * new ones); the mapped files' build-ids and the sampled kernel symbols
+ * are saved so that the report names frames as they were. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "record.h"
+
+
+static bool same_path(const void *val, const void *arg)
+{
+	return !strcmp(val, arg);
+}
+
+/* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
+int note_object(struct rec *r, const struct perf_event_header *h)
+{
+	struct ds_event ev;
+	uint64_t key;
+	char *p;
+
+	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
+	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
+	    ev.filename[0] != '/')
+		return 0;	/* anonymous, [vdso], [heap], ... */
+	key = ds_hash_str(ev.filename);
+	if (ds_htab_get(&r->objs, key, same_path, ev.filename))
+		return 0;
+	p = strdup(ev.filename);
+	if (!p || ds_htab_put(&r->objs, key, p)) {
+		free(p);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The build-ids of the kernel and of every mapped ELF file that has one,
+ * for HEADER_BUILD_ID (perf's layout: perf buildid-list -i reads them). */
+size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
+{
+	struct ds_build_id *v = calloc(r->objs.used + 1, sizeof(*v));
+	size_t n = 0;
+	int len;
+
+	*out = v;
+	if (!v)
+		return 0;
+	len = ds_build_id_of_kernel(v[0].id, DS_BUILD_ID_MAX);
+	if (len > 0) {
+		v[0].pid = -1;
+		v[0].kernel = true;
+		v[0].size = (uint8_t)len;
+		v[0].path = "[kernel.kallsyms]";
+		n++;
+	}
+	for (size_t i = 0; i < r->objs.cap; i++) {
+		char *path = r->objs.s[i].val;
+
+		if (!path)
+			continue;
+		len = ds_build_id_of_file(path, v[n].id, DS_BUILD_ID_MAX);
+		if (len <= 0)
+			continue;	/* not ELF, no build-id, gone */
+		v[n].pid = -1;
+		v[n].size = (uint8_t)len;
+		v[n].path = path;
+		n++;
+	}
+	return n;
+}
+
+/* sample_id trailer for SAMPLE_TYPE: tid, time, cpu, identifier */
+struct sid {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+static int synth_comm(struct rec *r, pid_t pid, pid_t tid, const char *comm)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[24];
+		struct sid sid;
+	} ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.h.type = PERF_RECORD_COMM;
+	ev.h.misc = PERF_RECORD_MISC_USER;
+	ev.h.size = sizeof(ev);
+	ev.pid = (uint32_t)pid;
+	ev.tid = (uint32_t)tid;
+	memcpy(ev.comm, comm, strnlen(comm, 15));
+	ev.sid.pid = (uint32_t)pid;
+	ev.sid.tid = (uint32_t)tid;
+	ev.sid.id = tracking_id(r);
+	return write_rec(r, &ev.h);
+}
+
+static int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end,
+		      uint64_t pgoff, const char *path, bool kernel)
+{
+	uint8_t buf[4096 + 128];
+	struct perf_event_header h;
+	size_t plen = strlen(path) + 1, off;
+	struct sid sid;
+	uint32_t u32;
+
+	if (plen > 4096)
+		return 0;
+	memset(buf, 0, sizeof(buf));
+	h.type = kernel ? PERF_RECORD_MMAP : PERF_RECORD_MMAP2;
+	h.misc = kernel ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER;
+	u32 = (uint32_t)pid;
+	memcpy(buf + 8, &u32, 4);
+	memcpy(buf + 12, &u32, 4);
+	memcpy(buf + 16, &start, 8);
+	end -= start;
+	memcpy(buf + 24, &end, 8);
+	memcpy(buf + 32, &pgoff, 8);
+	off = 40;
+	if (!kernel) {
+		u32 = PROT_READ | PROT_EXEC;
+		memcpy(buf + 64, &u32, 4);
+		u32 = MAP_PRIVATE;
+		memcpy(buf + 68, &u32, 4);
+		off = 72;
+	}
+	memcpy(buf + off, path, plen);
+	off = (off + plen + 7) & ~(size_t)7;
+	memset(&sid, 0, sizeof(sid));
+	sid.pid = sid.tid = (uint32_t)pid;
+	sid.id = tracking_id(r);
+	memcpy(buf + off, &sid, sizeof(sid));
+	off += sizeof(sid);
+	h.size = (uint16_t)off;
+	memcpy(buf, &h, sizeof(h));
+	return write_rec(r, (const void *)buf);
+}
+
+/* COMM + executable file mappings of an existing process from /proc. */
+int synth_process(struct rec *r, pid_t pid)
+{
+	char path[64], line[4352], comm[64];
+	DIR *d;
+	FILE *f;
+	struct dirent *de;
+	int err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return 0;	/* gone meanwhile */
+	while ((de = readdir(d)) && !err) {
+		pid_t tid = (pid_t)atoi(de->d_name);
+
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f)) {
+			comm[strcspn(comm, "\n")] = 0;
+			err = synth_comm(r, pid, tid, comm);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return err;
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, off;
+		char perms[8], file[4096];
+
+		file[0] = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095[^\n]", &s, &e, perms, &off,
+			   file) < 4)
+			continue;
+		if (perms[2] != 'x' || file[0] == 0)
+			continue;
+		err = synth_mmap(r, pid, s, e, off, file, false);
+	}
+	fclose(f);
+	return err;
+}
+
+int synth_all(struct rec *r)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && !err) {
+		pid_t pid = (pid_t)atoi(de->d_name);
+
+		if (pid > 0)
+			err = synth_process(r, pid);
+	}
+	closedir(d);
+	return err;
+}
+
+/* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
+ * the synthesized kernel MMAP record that perf needs. */
+static uint64_t kallsyms_text(void)
+{
+	char line[512];
+	uint64_t text = 0;
+	FILE *in = fopen("/proc/kallsyms", "r");
+
+	if (!in)
+		return 0;
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char t, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && !strcmp(name, "_text")) {
+			text = a;
+			break;
+		}
+	}
+	fclose(in);
+	return text;
+}
+
+int synth_kernel(struct rec *r)
+{
+	uint64_t ktext = kallsyms_text();
+
+	if (!ktext)
+		return 0;
+	return synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
+}
+
+/* Remember the kernel addresses of a sample (its kernel ip and the kernel
+ * part of its callchain): the kernel symbols the report will need. */
+int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
+{
+	static char present;
+	struct ds_event ev;
+	bool kernel = false;
+	int err = 0;
+
+	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev))
+		return 0;
+	if ((ev.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
+	    !ds_htab_get(&r->kips, ev.ip, NULL, NULL))
+		err = ds_htab_put(&r->kips, ev.ip, &present);
+	for (uint64_t i = 0; i < ev.nr && !err; i++) {
+		uint64_t ip = ev.chain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			kernel = ip == PERF_CONTEXT_KERNEL;
+			continue;
+		}
+		if (kernel && !ds_htab_get(&r->kips, ip, NULL, NULL))
+			err = ds_htab_put(&r->kips, ip, &present);
+	}
+	return err;
+}
+
+struct ksym {
+	uint64_t addr;
+	size_t line;	/* index in the file */
+	bool keep;
+};
+
+static int cmp_ksym(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/*
+ * FILE.kallsyms: only the kernel symbols that cover the sampled kernel
+ * addresses (for each, every text symbol at the greatest start at or
+ * below it, as the report looks them up) plus _text/_stext, in
+ * /proc/kallsyms' order: a few KB instead of a 5 MB copy per recording.
+ * Written at the end of the recording (when OUT is a regular file); a
+ * recorder that is killed leaves none, and report falls back to
+ * /proc/kallsyms.  0, or -errno of a failed write (reported).
+ */
+int save_kallsyms(struct rec *r, const char *out)
+{
+	char path[4096], line[512];
+	struct ksym *v = NULL;
+	size_t n = 0, cap = 0, nl = 0;
+	FILE *in, *o;
+	bool nonzero = false;
+	struct stat st;
+	int err = 0;
+
+	if (!strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+		return 0;	/* no /dev/null.kallsyms, no -.kallsyms */
+	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
+		return 0;
+	in = fopen("/proc/kallsyms", "r");
+	if (!in)
+		return 0;
+	/* pass 1: the text symbols (and _text, _stext), sorted by address */
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char t, name[256];
+
+		if (sscanf(line, "%llx %c %255s", &a, &t, name) != 3)
+			goto next;
+		nonzero |= a != 0;
+		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
+		    !strcmp(name, "_stext")) {
+			if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+				err = -ENOMEM;
+				break;
+			}
+			v[n].addr = a;
+			v[n].line = nl;
+			v[n].keep = !strcmp(name, "_text") || !strcmp(name, "_stext");
+			n++;
+		}
+next:
+		if (strchr(line, '\n'))
+			nl++;
+	}
+	if (err || !nonzero) {
+		fclose(in);
+		free(v);
+		if (err)
+			die_msg("cannot save kernel symbols: %s", strerror(-err));
+		else if (!r->o.user_only)	/* no kernel frames anyway */
+			die_msg("note: /proc/kallsyms addresses are hidden (kptr_restrict); "
+				"kernel frames will not be symbolized");
+		return err;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_ksym);
+	/* every sampled kernel address keeps the symbols at its start */
+	for (size_t i = 0; i < r->kips.cap; i++) {
+		uint64_t ip = r->kips.s[i].key;
+		size_t lo = 0, hi = n;
+
+		if (!r->kips.s[i].val)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].addr <= ip)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (size_t k = lo; k-- > 0 && v[k].addr == v[lo - 1].addr;)
+			v[k].keep = true;
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_line);
+	/* pass 2: copy the kept lines */
+	o = fopen(path, "w");
+	if (!o) {
+		err = -errno;
+		fclose(in);
+		free(v);
+		die_msg("cannot create %s: %s", path, strerror(-err));
+		return err;
+	}
+	rewind(in);
+	nl = 0;
+	for (size_t k = 0; fgets(line, sizeof(line), in);) {
+		while (k < n && v[k].line < nl)
+			k++;
+		if (k < n && v[k].line == nl && v[k].keep) {
+			errno = 0;
+			if (fputs(line, o) == EOF) {
+				err = errno ? -errno : -EIO;
+				break;
+			}
+		}
+		if (strchr(line, '\n'))
+			nl++;
+	}
+	fclose(in);
+	free(v);
+	if (!err)
+		err = ds_stream_err(o);
+	errno = 0;
+	if (fclose(o) != 0 && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		die_msg("writing %s: %s", path, strerror(-err));
+		unlink(path);
+	}
+	return err;
+}

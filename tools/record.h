@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * deferstack record internals, shared by its files:
+ *   record.c         options, the top-level flow, the command record runs
+ *   record-events.c  event attrs, the defer probe, opening events and rings
+ *   record-drain.c   the output file: draining the rings into it
+ *   record-synth.c   side data: existing processes, build-ids, kallsyms
+ *   record-evparse.c the -e syntax: perf's event names, tracepoints
+ *   record-tracing.c the tracepoints' formats, which perf needs
+ */
+#ifndef DEFERSTACK_RECORD_H
+#define DEFERSTACK_RECORD_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "hash.h"
+
+enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
+		     PERF_SAMPLE_CALLCHAIN)
+
+/* One event of -e (perf's syntax, tools/record-evparse.c): what
+ * perf_event_open gets for it and its name in the file. */
+struct rec_event {
+	uint32_t type;		/* PERF_TYPE_HARDWARE, _SOFTWARE, _TRACEPOINT */
+	uint64_t config;	/* tracepoints: the id from tracefs */
+	bool excl_user;		/* :k */
+	bool excl_kernel;	/* :u */
+	/* every occurrence unless -F or -c is given: tracepoints and
+	 * context switches, where a frequency means nothing */
+	bool every;
+	char name[128];		/* without the modifier */
+};
+
+struct ropts {
+	const char *out;
+	struct rec_event *ev;	/* -e, in order (default cpu-clock) */
+	size_t nr_ev;
+	unsigned long freq;
+	bool freq_set;		/* -F given */
+	unsigned long period;	/* -c: every Nth event; 0: -F frequency */
+	int mode;
+	bool all, stitched;
+	bool user_only;		/* exclude_kernel: kernel sampling not allowed */
+	pid_t pid;
+	char **cmd;
+	double duration;
+	unsigned long pages;
+};
+
+struct cpu_buf {
+	int cpu;
+	int fd;			/* the mmapped sampling event */
+	void *map;
+	size_t map_len;
+	struct ds_ring ring;
+};
+
+struct rec {
+	struct ropts o;
+	struct cpu_buf *bufs;
+	size_t nr_bufs;
+	int *fds;		/* every event fd */
+	size_t nr_fds, cap_fds;
+	/* the kernel's ids of each attr's fds: [0, nr_ev) the sampling
+	 * events, [nr_ev] the tracking event */
+	struct rec_ids {
+		uint64_t *v;
+		size_t n, cap;
+	} *ids;
+	struct ds_writer *w;
+	const char *path;	/* what w writes */
+	int werr;		/* first write error */
+	bool werr_said;		/* ... and its one line printed */
+	uint64_t nr_samples, nr_deferred, nr_lost, nr_records, bytes;
+	bool defer;
+	pid_t child;
+	int go_pipe[2];		/* parent -> child: go and exec */
+	int exec_pipe[2];	/* child -> parent: errno of a failed exec */
+	int exec_errno;		/* the command could not be run */
+	bool reaped;		/* status below is the command's */
+	int status;
+	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
+	struct ds_htab kips;	/* sampled kernel addresses (a set) */
+};
+
+/* tools/record-evparse.c -------------------------------------------- */
+
+/* Add the events of one -e ARG (comma-separated): 0, or -1 with a
+ * message naming the event that is refused. */
+int parse_events(struct ropts *o, const char *arg);
+/* The event's name in the file: NAME, NAME:u or NAME:k. */
+const char *event_name(const struct ropts *o, const struct rec_event *ev, char *buf,
+		       size_t len);
+
+/* Where tracefs is mounted (its events/ directory exists), or NULL. */
+const char *tracefs_dir(void);
+
+/* tools/record-tracing.c -------------------------------------------- */
+
+/* perf's tracing data for the tracepoint events of o (*out malloc'ed;
+ * NULL without any): 0 or -errno (said so). */
+int tracing_data(const struct ropts *o, char **out, size_t *len);
+
+/* tools/record-events.c --------------------------------------------- */
+
+/* The sampling attr of ev (s), or with ev NULL the side-band tracking
+ * attr. */
+void make_attr(struct perf_event_attr *a, const struct ropts *o, const struct rec_event *ev,
+	       bool defer, bool task, bool on_exec);
+/* The tracking event's first id (the id of synthesized records). */
+uint64_t tracking_id(const struct rec *r);
+/* The one line for a failed perf_event_open (o and ev may be NULL); an
+ * event the machine does not have (ENOENT, EOPNOTSUPP) is said so by name:
+ * "cycles: no hardware PMU on this machine". */
+void open_error(int err, const struct ropts *o, const struct rec_event *ev, pid_t pid,
+		int cpu);
+/* The user's events, without defer bits, on this task; falls back to user
+ * space only when the kernel is not allowed.  0 or -errno (said so). */
+int check_attrs(struct ropts *o);
+/* 1 the kernel knows defer_callchain, 0 not, <0 -errno of the probe. */
+int probe_defer(bool user_only);
+/* The online CPUs into *out (malloc'ed): their number or -ENOMEM. */
+int online_cpus(int **out);
+/* Open the events of the target (the command, each thread of -p PID, or
+ * all) on each CPU of r->bufs, with the CPU's ring buffer: 0 or -errno. */
+int open_events(struct rec *r);
+/* Unmap the rings, close the events, free their ids. */
+void close_events(struct rec *r);
+
+/* tools/record-drain.c ---------------------------------------------- */
+
+/* Open r->w on path ("-": standard output, pipe mode) with the attrs of
+ * the opened events: 0 or -errno (said so). */
+int open_output(struct rec *r, const char *path, bool task);
+/* Write the header features and close r->w: 0 or -errno (remembered for
+ * say_werr()). */
+int close_output(struct rec *r, int ncpu, int argc, char **argv);
+/* Remember the first write error and return err. */
+int write_err(struct rec *r, int err);
+/* Print the first write error once; then: what becomes of the command. */
+void say_werr(struct rec *r, const char *then);
+/* Write one record (counted, its objects and kernel addresses noted). */
+int write_rec(struct rec *r, const struct perf_event_header *h);
+/* Drain every ring once. */
+int read_all(struct rec *r);
+
+/* tools/record-synth.c ---------------------------------------------- */
+
+/* The kernel MMAP record perf needs (nothing if _text is hidden). */
+int synth_kernel(struct rec *r);
+/* COMM and executable mappings of an existing process / of all. */
+int synth_process(struct rec *r, pid_t pid);
+int synth_all(struct rec *r);
+/* Remember a user MMAP's file / a sample's kernel addresses. */
+int note_object(struct rec *r, const struct perf_event_header *h);
+int note_kernel_ips(struct rec *r, const struct perf_event_header *h);
+/* The build-ids of the kernel and of the noted files (*out malloc'ed). */
+size_t collect_build_ids(struct rec *r, struct ds_build_id **out);
+/* OUT.kallsyms: the kernel symbols of the sampled addresses. */
+int save_kallsyms(struct rec *r, const char *out);
+
+#endif
