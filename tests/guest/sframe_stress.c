@@ -16,7 +16,7 @@
  *   wake:    32 threads blocked in a futex under the ring, woken all at
  *            once, sampled at each context switch: every record of a wait
  *            whole;
- *   scaling: the walk time with 1, 8 and 32 threads walking (printed);
+ *   scaling: the cost of a walk with 1, 8 and 32 threads walking (printed);
  *   uffd:    a thread whose stack is registered with userfaultfd and
  *            dropped while it sleeps: its return-to-user walk faults on
  *            every page, served by another thread of the process;
@@ -483,9 +483,20 @@ static int check_wake(int *failed)
 	return 0;
 }
 
+/* System time of a run, microseconds. */
+static long stime_us(const struct run *r)
+{
+	return r->ru.ru_stime.tv_sec * 1000000L + r->ru.ru_stime.tv_usec;
+}
+
 /*
- * Walk time with 1, 8 and 32 threads walking the same object at once
- * (printed; a lock on the walk's way would show as growth).
+ * The cost of a walk with 1, 8 and 32 threads walking the same object at
+ * once (printed; a lock on the walk's way would make it grow): the system
+ * time of a run with deferred callchains less that of the same run with
+ * classic ones (a frame-pointer walk in the interrupt, one frame here), per
+ * record. Tick-sampled system time: meaningful over many walks, and under
+ * -icount (bench) in guest instructions. Walk time (sample to record)
+ * includes the wait for a CPU once the threads outnumber the CPUs.
  */
 static int print_scaling(void)
 {
@@ -496,15 +507,20 @@ static int print_scaling(void)
 	for (int i = 0; i < 3; i++) {
 		char *argv[] = { SF_DIR "/sf_multi", "ring", HOP, "4", "20", "2000",
 				 (char *)threads[i], NULL };
-		struct run_opts o = { .clock_us = 1000 };
+		struct run_opts o = { .clock_us = 1000 }, c = { .clock_us = 1000, .classic = true };
+		struct run r, b;
 		struct tally t;
-		struct run r;
 
+		if (run_sampled(argv, &c, &b))
+			return -1;
+		ds_collect_free(&b.c);
 		if (run_sampled(argv, &o, &r))
 			return -1;
 		tally(&r, "spin_leaf", 20, ring, 4, 0, &t);
-		printf("# scaling, %s threads: walk time median %ld us, 90th percentile %ld us (%ld walks; %ld of %ld records whole)\n",
-		       threads[i], t.walk_med_us, t.walk_p90_us, t.walks_timed, t.whole, t.hits);
+		printf("# scaling, %s threads: %ld records, %ld of %ld whole; system time %ld ms deferred, %ld ms classic: %.1f us a walk; walk time median %ld us, 90th percentile %ld us\n",
+		       threads[i], t.records, t.whole, t.hits, stime_us(&r) / 1000, stime_us(&b) / 1000,
+		       t.records ? (double)(stime_us(&r) - stime_us(&b)) / t.records : 0.0,
+		       t.walk_med_us, t.walk_p90_us);
 		ds_collect_free(&r.c);
 	}
 	return 0;
