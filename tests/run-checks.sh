@@ -12,6 +12,9 @@ trap 'rm -rf "$T"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 unset DEBUGINFOD_URLS	# libdwfl: local debug files only, no network
+# perf's build-id cache (~/.debug: perf record in these tests fills it)
+# would name rebuilt workloads: an empty one, the tests that use it set it
+export PERF_BUILDID_DIR="$T/no-buildid-cache"
 pass=0 fail=0 skip=0
 
 ok()   { pass=$((pass + 1)); echo "PASS: $1"; }
@@ -429,6 +432,12 @@ else
 	"$DSAN" report -i "$T/bid.data" --folded --force-symbols > "$T/bid3.folded" 2>/dev/null
 	check "rebuilt workload with --force-symbols: symbolized anyway (fewer addresses)" \
 		bash -c "[ -s '$T/bid3.folded' ] && [ \$(grep -o '\[burn+0x' '$T/bid3.folded' | wc -l) -lt \$(grep -o '\[burn+0x' '$T/bid2.folded' | wc -l) ]"
+	# perf's build-id cache holds the recorded version: its names, no warning
+	mkdir -p "$T/bidc/.build-id/${bid:0:2}/${bid:2}"
+	cp "$BURN" "$T/bidc/.build-id/${bid:0:2}/${bid:2}/elf"
+	PERF_BUILDID_DIR="$T/bidc" "$DSAN" report -i "$T/bid.data" --folded > "$T/bid4.folded" 2> "$T/bid4.err"
+	check "rebuilt workload, the recorded version in perf's build-id cache: its names, no warning" \
+		bash -c "grep -q '^burn;.*burn_leaf ' '$T/bid4.folded' && ! grep -q 'changed since' '$T/bid4.err'"
 	"$DS" convert -i "$T/bid.data" -o "$T/bid.conv" 2>/dev/null
 	check "convert keeps the build-ids" \
 		bash -c "'$DSAN' report -i '$T/bid.conv' --folded 2>&1 >/dev/null | grep -q 'changed since the recording'"
