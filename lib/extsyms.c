@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,18 +81,12 @@ static int nt_finish(struct ntbuild *b, struct ds_nametab *t)
 	return 0;
 }
 
+_Static_assert(offsetof(struct ds_namedrange, start) == 0, "ds_count_starts() reads it");
+
 const struct ds_namedrange *ds_nametab_find(const struct ds_nametab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = ds_count_starts(t->r, t->nr, sizeof(*t->r), addr);
 
-	while (lo < hi) {	/* ranges starting <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->r[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= t->r[lo - 1].end)
 		return NULL;
 	return &t->r[lo - 1];
@@ -308,25 +303,13 @@ int ds_plt_build(struct ds_nametab *t, Elf *elf, uint64_t bias)
 static bool hex_field(const char **pp, uint64_t *v)
 {
 	const char *p = *pp;
-	int n = 0;
+	size_t n;
 
-	*v = 0;
 	if (p[0] == '0' && (p[1] | 0x20) == 'x')
 		p += 2;
-	for (;; p++, n++) {
-		unsigned c = (unsigned char)*p, d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			break;
-		if (n >= 16)
-			return false;	/* more than 64 bits */
-		*v = *v << 4 | d;
-	}
-	if (!n || (*p != ' ' && *p != '\t'))
+	n = ds_hex_run(p, v);
+	p += n;
+	if (!n || n > 16 || (*p != ' ' && *p != '\t'))	/* > 64 bits */
 		return false;
 	while (*p == ' ' || *p == '\t')
 		p++;
@@ -348,12 +331,9 @@ int ds_perfmap_read(struct ds_nametab *t, const char *path, size_t *bad)
 	fd = ds_open_regular(path, NULL);
 	if (fd < 0)
 		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = -errno;
-		close(fd);
+	err = ds_fdopen_read(fd, &f);
+	if (err)
 		return err;
-	}
 	while (!err && (n = getline(&line, &cap, f)) > 0) {
 		const char *p = line;
 		uint64_t start, size;

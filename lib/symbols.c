@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,18 +145,14 @@ static int cmp_sym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* ds_count_starts() finds them by their first field */
+_Static_assert(offsetof(struct sym, start) == 0, "start first");
+_Static_assert(offsetof(struct mseg, start) == 0, "start first");
+
 static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ds_count_starts(s, n, sizeof(*s), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	return &s[lo - 1];
@@ -342,20 +339,9 @@ static bool is_space(char c)
  * them; else *end NULL (strtoull decides). */
 static unsigned long long hex_prefix(const char *p, char **end)
 {
-	unsigned long long v = 0;
-	int n = 0;
+	uint64_t v;
+	size_t n = ds_hex_run(p, &v);
 
-	for (;; n++) {
-		unsigned c = (unsigned char)p[n], d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			break;
-		v = v << 4 | d;
-	}
 	*end = n >= 1 && n <= 16 && is_space(p[n]) && !(n == 1 && p[0] == '0' &&
 							 (p[1] | 0x20) == 'x') ?
 	       (char *)(uintptr_t)(p + n) : NULL;
@@ -448,12 +434,9 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	if (fd < 0)
 		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = -errno;
-		close(fd);
+	err = ds_fdopen_read(fd, &f);
+	if (err)
 		return err;
-	}
 	free(s->ksyms);
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;
@@ -1128,7 +1111,7 @@ out:
 /* The mapping of ip in m (the latest one added wins), or NO_MAP. */
 static uint32_t find_map(struct mapset *m, uint64_t ip)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!m)
 		return NO_MAP;
@@ -1148,15 +1131,7 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 	if (m->last_seg < m->nr_segs && ip >= m->segs[m->last_seg].start &&
 	    ip < m->segs[m->last_seg].end)
 		return m->segs[m->last_seg].map;
-	hi = m->nr_segs;
-	while (lo < hi) {	/* segments starting <= ip */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->segs[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ds_count_starts(m->segs, m->nr_segs, sizeof(*m->segs), ip);
 	if (!lo || ip >= m->segs[lo - 1].end)
 		return NO_MAP;
 	m->last_seg = lo - 1;
