@@ -250,44 +250,89 @@ static int plt_section(struct pltctx *c, struct ntbuild *b, Elf_Scn *scn, const 
 	return 0;
 }
 
+/* The sections of a file's PLT stubs and of their relocations. */
+struct pltsecs {
+	Elf_Scn *stubs[3];	/* .plt, .plt.sec, .plt.got; NULL: none */
+	Elf_Scn *rela_plt, *rela_dyn;
+	uint16_t machine;
+};
+
+static const char *const stub_names[3] = { ".plt", ".plt.sec", ".plt.got" };
+
+/* false: no PLT this file knows how to name (not x86-64 or AArch64). */
+static bool find_plt(Elf *elf, struct pltsecs *ps)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t shstrndx;
+
+	memset(ps, 0, sizeof(*ps));
+	if (!gelf_getehdr(elf, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
+	    elf_getshdrstrndx(elf, &shstrndx) < 0)
+		return false;
+	ps->machine = eh.e_machine;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		if (sh.sh_type == SHT_RELA && !strcmp(name, ".rela.plt") && !ps->rela_plt)
+			ps->rela_plt = scn;
+		else if (sh.sh_type == SHT_RELA && !strcmp(name, ".rela.dyn") && !ps->rela_dyn)
+			ps->rela_dyn = scn;
+		for (int i = 0; i < 3; i++) {
+			if ((sh.sh_flags & SHF_EXECINSTR) && !ps->stubs[i] &&
+			    !strcmp(name, stub_names[i]))
+				ps->stubs[i] = scn;
+		}
+	}
+	return ps->stubs[0] || ps->stubs[1] || ps->stubs[2];
+}
+
+bool ds_plt_bounds(Elf *elf, uint64_t bias, uint64_t *lo, uint64_t *hi)
+{
+	struct pltsecs ps;
+
+	*lo = *hi = 0;
+	if (!find_plt(elf, &ps))
+		return false;
+	for (int i = 0; i < 3; i++) {
+		GElf_Shdr sh;
+
+		if (!ps.stubs[i] || !gelf_getshdr(ps.stubs[i], &sh) || !sh.sh_size)
+			continue;
+		if (!*hi || sh.sh_addr + bias < *lo)
+			*lo = sh.sh_addr + bias;
+		if (sh.sh_addr + bias + sh.sh_size > *hi)
+			*hi = sh.sh_addr + bias + sh.sh_size;
+	}
+	return *hi > *lo;
+}
+
 int ds_plt_build(struct ds_nametab *t, Elf *elf, uint64_t bias)
 {
 	struct pltctx c = { .elf = elf, .bias = bias };
 	struct ntbuild b = { 0 };
-	Elf_Scn *scn = NULL;
-	GElf_Ehdr eh;
-	size_t shstrndx;
+	struct pltsecs ps;
+	GElf_Shdr sh;
 	int err = 0;
 
 	memset(t, 0, sizeof(*t));
-	if (!gelf_getehdr(elf, &eh) || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
-	    elf_getshdrstrndx(elf, &shstrndx) < 0)
+	if (!find_plt(elf, &ps))
 		return 0;
-	/* the relocations first: .rela.plt (JUMP_SLOT) and .rela.dyn
-	 * (GLOB_DAT, for .plt.got) */
-	while (!err && (scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(name, ".rela.plt") && !c.jmprel)
-			err = read_relocs(&c, scn, &sh, true);
-		else if (!strcmp(name, ".rela.dyn"))
-			err = read_relocs(&c, scn, &sh, false);
-	}
+	/* the relocations first: .rela.plt (JUMP_SLOT), and .rela.dyn
+	 * (GLOB_DAT) only for .plt.got: a large library's .rela.dyn has
+	 * hundreds of thousands of relative relocations */
+	if (ps.rela_plt && gelf_getshdr(ps.rela_plt, &sh))
+		err = read_relocs(&c, ps.rela_plt, &sh, true);
+	if (!err && ps.stubs[2] && ps.rela_dyn && gelf_getshdr(ps.rela_dyn, &sh))
+		err = read_relocs(&c, ps.rela_dyn, &sh, false);
 	if (!err && c.nr_slots)
 		qsort(c.slots, c.nr_slots, sizeof(*c.slots), cmp_slot);
-	for (scn = NULL; !err && c.nr_slots && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_EXECINSTR) ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
-			continue;
-		if (!strcmp(name, ".plt") || !strcmp(name, ".plt.sec") || !strcmp(name, ".plt.got"))
-			err = plt_section(&c, &b, scn, &sh, eh.e_machine, !strcmp(name, ".plt"));
+	for (int i = 0; !err && c.nr_slots && i < 3; i++) {
+		if (ps.stubs[i] && gelf_getshdr(ps.stubs[i], &sh))
+			err = plt_section(&c, &b, ps.stubs[i], &sh, ps.machine, i == 0);
 	}
 	free(c.slots);
 	free(c.jmprel);

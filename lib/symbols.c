@@ -55,6 +55,7 @@ struct dso {
 	bool tab_tried, tab_ok;	/* !tab_ok: libdwfl per address (ppc64 ELFv1) */
 	struct ds_nametab names;	/* PLT stubs, or a perf map's lines */
 	uint64_t plt_lo, plt_hi;	/* module addresses of the PLT stubs */
+	bool plt_read;		/* their names read into names */
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
@@ -773,14 +774,23 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 
 		d->tab_tried = true;
 		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
-		/* the PLT stubs, named as perf does: they have no symbols */
-		if (e && !ds_plt_build(&d->names, e, bias) && d->names.nr) {
-			d->plt_lo = d->names.r[0].start;
-			d->plt_hi = d->names.r[d->names.nr - 1].end;
-		}
+		/* the PLT stubs, named as perf does (they have no symbols):
+		 * where they are now, their names at the first address in them */
+		if (e)
+			ds_plt_bounds(e, bias, &d->plt_lo, &d->plt_hi);
 	}
 	if (va >= d->plt_lo && va < d->plt_hi) {
-		const struct ds_namedrange *p = ds_nametab_find(&d->names, va);
+		const struct ds_namedrange *p;
+
+		if (!d->plt_read) {
+			GElf_Addr bias;
+			Elf *e = dwfl_module_getelf(d->mod, &bias);
+
+			d->plt_read = true;
+			if (!e || ds_plt_build(&d->names, e, bias))
+				ds_nametab_free(&d->names);	/* without memory: none */
+		}
+		p = ds_nametab_find(&d->names, va);
 
 		if (p) {
 			*sym_off = va - p->start;
@@ -864,6 +874,8 @@ static const char *perf_map_of(struct ds_symbols *s, struct mapset *m, char *buf
 {
 	struct stat st;
 
+	if (m->perfmap < 0)
+		return NULL;	/* looked for: none */
 	if (snprintf(buf, len, "%s/perf-%u.map", s->perf_map_dir, m->pid) >= (int)len)
 		return NULL;
 	if (!m->perfmap)

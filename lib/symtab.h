@@ -8,6 +8,7 @@
 #define DS_SYMTAB_H
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,9 @@ struct ds_nametab {
  * GOT slot and the slot's relocation (.rela.plt, .rela.dyn), AArch64 ones
  * counted in .rela.plt's order.  0 (no PLT: an empty table) or -ENOMEM. */
 int ds_plt_build(struct ds_nametab *t, Elf *elf, uint64_t bias);
+/* Where those stubs are, [*lo, *hi) (cheap: section headers only): false
+ * if there are none. */
+bool ds_plt_bounds(Elf *elf, uint64_t bias, uint64_t *lo, uint64_t *hi);
 
 /* A perf map (/tmp/perf-PID.map: "START SIZE name" lines, hex, as JITs
  * write them).  Lines that do not parse (no number, more than 64 bits, a
