@@ -27,7 +27,7 @@ LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
            lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/report.c \
-           tools/script.c tools/convert.c tools/util.c
+           tools/script.c tools/convert.c tools/util.c tools/sidedata.c
 CLI_HDR := tools/cli.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
