@@ -40,7 +40,6 @@ struct dso {
 	const char *short_name;	/* base name, into path */
 	const char *load_path;	/* the file read for it when not path: [vdso]'s
 				 * image (owned by struct ds_symbols) */
-	char *cache_path;	/* the build-id cache's copy read for it, owned */
 	bool perfmap;		/* a perf map (path): JIT code, by address */
 	bool loaded, ok;
 	bool mismatch;		/* build-id differs from the recorded one */
@@ -250,7 +249,6 @@ static void dso_free(struct dso *d)
 	ds_symtab_free(&d->tab);
 	ds_nametab_free(&d->names);
 	ds_htab_free(&d->frame_by_off);
-	free(d->cache_path);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -676,10 +674,8 @@ static bool dso_from_cache(struct ds_symbols *s, struct dso *d)
 		if (n >= (int)sizeof(path))
 			continue;
 		dso_close(d);
-		if (dso_open(s, d, path) || !dso_matches(d) || !has_code(d))
-			continue;
-		d->cache_path = strdup(path);	/* for the user; not needed */
-		return true;
+		if (!dso_open(s, d, path) && dso_matches(d) && has_code(d))
+			return true;
 	}
 	dso_close(d);
 	return false;
