@@ -549,8 +549,9 @@ else
 	# function and the vDSO's from them (tests/workload/jitmap.c)
 	cc -O1 -fno-omit-frame-pointer -o "$T/jitmap" tests/workload/jitmap.c
 	mkdir -p "$T/side"
-	"$DS" record -F 999 -o "$T/side/j.data" -- "$T/jitmap" 0.4 > /dev/null 2>&1
-	for m in "$T"/side/j.data.perf-maps/perf-*.map; do rm -f "/tmp/${m##*/}"; done
+	"$DS" record -F 999 -o "$T/side/j.data" -- \
+		sh -c "echo \$\$ > '$T/side/pid'; exec '$T/jitmap' 0.4" > /dev/null 2>&1
+	[ -s "$T/side/pid" ] && rm -f "/tmp/perf-$(cat "$T/side/pid").map"	# the JIT's map
 	if [ -e "$T/side/j.data.vdso" ]; then
 		"$DSAN" report -i "$T/side/j.data" --folded > "$T/side/j.folded" 2>/dev/null
 		check "record's side data: the JIT's jit_spin and the vDSO's __vdso_clock_gettime named" \
