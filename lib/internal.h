@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static inline uint32_t ds_rd32(const void *p)
 {
@@ -68,6 +69,20 @@ static inline uint64_t ds_hash_str(const char *s)
  * or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices; *is_chr set
  * for a character device).  lib/symbols.c. */
 int ds_open_regular(const char *path, bool *is_chr);
+
+/* *f: fd (a ds_open_regular() one) as a stream to read; 0, or -errno
+ * and fd closed. */
+static inline int ds_fdopen_read(int fd, FILE **f)
+{
+	int err;
+
+	*f = fdopen(fd, "r");
+	if (*f)
+		return 0;
+	err = -errno;
+	close(fd);
+	return err;
+}
 
 struct ds_symbols;
 /* ds_symbolize_chain()'s frames as frame ids (ds_symbols_frame()), in the
@@ -167,6 +182,46 @@ static inline void ds_rc_destroy(struct ds_recycle *r)
 		}
 	}
 	r->kept = 0;
+}
+
+/* How many of n elements at base, stride bytes apart and sorted by a
+ * uint64_t start at their beginning, start at or below addr (binary
+ * search; the last of them is the one addr falls in, if any).  Symbol
+ * tables, kallsyms, mappings and named ranges are such arrays. */
+static inline size_t ds_count_starts(const void *base, size_t n, size_t stride, uint64_t addr)
+{
+	const unsigned char *p = base;
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ds_rd64(p + mid * stride) <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The hex digits at p (no prefix): how many, and the value of the last 16
+ * in *v. */
+static inline size_t ds_hex_run(const char *p, uint64_t *v)
+{
+	size_t n = 0;
+
+	*v = 0;
+	for (;; n++) {
+		unsigned c = (unsigned char)p[n], d;
+
+		if (c - '0' < 10)
+			d = c - '0';
+		else if ((c | 0x20) - 'a' < 6)
+			d = (c | 0x20) - 'a' + 10;
+		else
+			return n;
+		*v = *v << 4 | d;
+	}
 }
 
 /* Grow *buf (element size esz) to hold at least need elements. */

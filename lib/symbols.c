@@ -13,10 +13,12 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "deferstack/deferstack.h"
@@ -36,6 +38,9 @@ struct seg {
 struct dso {
 	char *path;
 	const char *short_name;	/* base name, into path */
+	const char *load_path;	/* the file read for it when not path: [vdso]'s
+				 * image (owned by struct ds_symbols) */
+	bool perfmap;		/* a perf map (path): JIT code, by address */
 	bool loaded, ok;
 	bool mismatch;		/* build-id differs from the recorded one */
 	const struct ds_build_id *recorded;	/* its recorded build-id, or NULL */
@@ -47,6 +52,9 @@ struct dso {
 	size_t build_id_len;
 	struct ds_symtab tab;	/* its symbols, read at the first lookup */
 	bool tab_tried, tab_ok;	/* !tab_ok: libdwfl per address (ppc64 ELFv1) */
+	struct ds_nametab names;	/* PLT stubs, or a perf map's lines */
+	uint64_t plt_lo, plt_hi;	/* module addresses of the PLT stubs */
+	bool plt_read;		/* their names read into names */
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
@@ -74,6 +82,7 @@ struct mapset {
 	size_t nr_segs, cap_segs;
 	uint32_t segs_gen;	/* the gen segs were built for; 0: none */
 	size_t last_seg;	/* where the last address was found */
+	int8_t perfmap;		/* has a perf map: 1, none: -1, not looked yet: 0 */
 };
 
 struct comm {
@@ -118,6 +127,11 @@ struct ds_symbols {
 	struct ds_htab comms;	/* struct comm, key tid */
 	struct ds_htab rec_ids;	/* recorded struct ds_build_id, key: hash of path */
 	struct ds_symbols_opts o;
+	char *vdso;		/* the vDSO image's path, NULL: none */
+	char *perf_map_dir;
+	char *buildid_dir;	/* perf's build-id cache, NULL: none */
+	char *debuginfo_path;	/* libdwfl's, with buildid_dir */
+	Dwfl_Callbacks cbs;	/* libdwfl's standard ones, that path */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -131,18 +145,14 @@ static int cmp_sym(const void *a, const void *b)
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
+/* ds_count_starts() finds them by their first field */
+_Static_assert(offsetof(struct sym, start) == 0, "start first");
+_Static_assert(offsetof(struct mseg, start) == 0, "start first");
+
 static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
 {
-	size_t lo = 0, hi = n;
+	size_t lo = ds_count_starts(s, n, sizeof(*s), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	return &s[lo - 1];
@@ -179,6 +189,8 @@ static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, s
 	return 0;
 }
 
+static int set_paths(struct ds_symbols *s);
+
 int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 {
 	struct ds_symbols *s = calloc(1, sizeof(*s));
@@ -207,7 +219,8 @@ int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 		free(s);
 		return -ENOSYS;
 	}
-	if (kallsyms)
+	err = set_paths(s);
+	if (!err && kallsyms)
 		err = ds_symbols_load_kallsyms(s, kallsyms);
 	if (!err)
 		err = add_recorded_ids(s, bids, nr_bids);
@@ -234,6 +247,7 @@ static void dso_free(struct dso *d)
 		free(d->demangled[i]);
 	free(d->demangled);
 	ds_symtab_free(&d->tab);
+	ds_nametab_free(&d->names);
 	ds_htab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
@@ -282,6 +296,10 @@ void ds_symbols_free(struct ds_symbols *s)
 		}
 	}
 	ds_htab_free(&s->rec_ids);
+	free(s->vdso);
+	free(s->perf_map_dir);
+	free(s->buildid_dir);
+	free(s->debuginfo_path);
 	free(s);
 }
 
@@ -320,20 +338,9 @@ static bool is_space(char c)
  * them; else *end NULL (strtoull decides). */
 static unsigned long long hex_prefix(const char *p, char **end)
 {
-	unsigned long long v = 0;
-	int n = 0;
+	uint64_t v;
+	size_t n = ds_hex_run(p, &v);
 
-	for (;; n++) {
-		unsigned c = (unsigned char)p[n], d;
-
-		if (c - '0' < 10)
-			d = c - '0';
-		else if ((c | 0x20) - 'a' < 6)
-			d = (c | 0x20) - 'a' + 10;
-		else
-			break;
-		v = v << 4 | d;
-	}
 	*end = n >= 1 && n <= 16 && is_space(p[n]) && !(n == 1 && p[0] == '0' &&
 							 (p[1] | 0x20) == 'x') ?
 	       (char *)(uintptr_t)(p + n) : NULL;
@@ -426,12 +433,9 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	if (fd < 0)
 		return fd;
-	f = fdopen(fd, "r");
-	if (!f) {
-		err = -errno;
-		close(fd);
+	err = ds_fdopen_read(fd, &f);
+	if (err)
 		return err;
-	}
 	free(s->ksyms);
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;
@@ -489,16 +493,51 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
 /*
  * libdwfl finds the debug file of a module by build-id under
  * /usr/lib/debug/.build-id (also where Debian's -dbg and -dbgsym packages
- * put them), by .gnu_debuglink next to the file, in .debug/ and under
- * /usr/lib/debug, and reads MiniDebugInfo (.gnu_debugdata).  Constant:
- * no state (debuginfo_path NULL: libdwfl's default ":.debug:/usr/lib/debug").
+ * put them) and the build-id cache's .build-id, by .gnu_debuglink next to
+ * the file, in .debug/ and under /usr/lib/debug, and reads MiniDebugInfo
+ * (.gnu_debugdata): libdwfl's default path ":.debug:/usr/lib/debug" and
+ * the cache.  With DEBUGINFOD_URLS set, libdw (when built with it, as
+ * Debian's is) asks those servers for what it did not find.
  */
-static const Dwfl_Callbacks dwfl_cbs = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-	.debuginfo_path = NULL,
-};
+/* The options' paths, or their defaults, kept: 0 or -ENOMEM. */
+static int set_paths(struct ds_symbols *s)
+{
+	const char *v = s->o.vdso, *bd = s->o.buildid_dir, *pm = s->o.perf_map_dir;
+	char buf[PATH_MAX];
+	struct utsname u;
+	size_t n;
+
+	s->o.vdso = s->o.buildid_dir = s->o.perf_map_dir = NULL;	/* not kept */
+	if (!v && !uname(&u) &&
+	    snprintf(buf, sizeof(buf), "/lib/modules/%s/vdso/vdso64.so", u.release) <
+	    (int)sizeof(buf) && !access(buf, R_OK))
+		v = buf;
+	if (v && !(s->vdso = strdup(v)))
+		return -ENOMEM;
+	if (!(s->perf_map_dir = strdup(pm ? pm : "/tmp")))
+		return -ENOMEM;
+	if (!bd) {
+		const char *e = getenv("PERF_BUILDID_DIR"), *h = getenv("HOME");
+
+		if (e && *e)
+			bd = e;
+		else if (h && *h && snprintf(buf, sizeof(buf), "%s/.debug", h) < (int)sizeof(buf))
+			bd = buf;
+	}
+	if (bd && *bd && !(s->buildid_dir = strdup(bd)))
+		return -ENOMEM;
+	n = sizeof(":.debug:/usr/lib/debug:") + (s->buildid_dir ? strlen(s->buildid_dir) : 0);
+	s->debuginfo_path = malloc(n);
+	if (!s->debuginfo_path)
+		return -ENOMEM;
+	snprintf(s->debuginfo_path, n, ":.debug:/usr/lib/debug%s%s", s->buildid_dir ? ":" : "",
+		 s->buildid_dir ? s->buildid_dir : "");
+	s->cbs.find_elf = dwfl_build_id_find_elf;
+	s->cbs.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cbs.section_address = dwfl_offline_section_address;
+	s->cbs.debuginfo_path = &s->debuginfo_path;
+	return 0;
+}
 
 /* The file's build-id is not the recorded one (or it has none any more,
  * or cannot be read as ELF although it exists): warn once, and the object is
@@ -524,48 +563,144 @@ static void check_build_id(struct ds_symbols *s, struct dso *d, const unsigned c
 			  now);
 }
 
-/* Report d->path to a Dwfl of its own and read its PT_LOAD segments and
- * build-id (checked against the recorded one).  A file that cannot be read,
- * or whose build-id changed since the recording, leaves d->ok false (frames
- * show as [name+0xoff]). */
+/* Report path to a Dwfl of d's own (d->dwfl, d->mod) and read its build-id
+ * into d: 0, or -errno when it cannot be opened or read as ELF (d->mod
+ * NULL). */
+static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
+{
+	const unsigned char *bits = NULL;
+	GElf_Addr bid_va;
+	int n, fd;
+
+	/* a crafted MMAP record may name a FIFO or a device: never block,
+	 * read regular files only */
+	fd = ds_open_regular(path, NULL);
+	if (fd < 0)
+		return fd;
+	d->dwfl = dwfl_begin(&s->cbs);
+	if (!d->dwfl) {
+		close(fd);
+		return -ENOMEM;
+	}
+	dwfl_report_begin(d->dwfl);
+	/* ET_DYN placed at 0: module addresses are the file's vaddrs; the
+	 * fd is the library's from here on */
+	d->mod = dwfl_report_elf(d->dwfl, d->short_name, path, fd, 0, false);
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	if (!d->mod) {
+		close(fd);	/* consumed on success only (not an ELF file) */
+		return -ENOEXEC;
+	}
+	/* the build-id of the file itself (its notes), as perf records it;
+	 * longer than perf's 20 bytes: cut, as perf does */
+	n = dwfl_module_build_id(d->mod, &bits, &bid_va);
+	d->build_id_len = 0;
+	if (n > 0) {
+		d->build_id_len = (size_t)n < sizeof(d->build_id) ? (size_t)n : sizeof(d->build_id);
+		memcpy(d->build_id, bits, d->build_id_len);
+	}
+	return 0;
+}
+
+static void dso_close(struct dso *d)
+{
+	if (d->dwfl)
+		dwfl_end(d->dwfl);
+	d->dwfl = NULL;
+	d->mod = NULL;
+	d->build_id_len = 0;
+}
+
+/* d's file has the contents of its code (not a debug file, whose PT_LOAD
+ * segments keep no file offsets: symbols only, through libdwfl). */
+static bool has_code(const struct dso *d)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(d->mod, &bias);
+	size_t nph = 0;
+
+	if (!e || elf_getphdrnum(e, &nph))
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) &&
+		    ph.p_filesz)
+			return true;
+	}
+	return false;
+}
+
+static bool dso_matches(const struct dso *d)
+{
+	const struct ds_build_id *b = d->recorded;
+
+	return d->mod && d->build_id_len == b->size && !memcmp(d->build_id, b->id, b->size);
+}
+
+/*
+ * perf's build-id cache (perf record, perf buildid-cache): the recorded
+ * object under its build-id, in the layouts perf has used:
+ * DIR/.build-id/XX/REST/elf (REST/ a link to DIR/PATH/BUILDID/),
+ * DIR/.build-id/XX/REST (a link to the file), DIR/.build-id/XX/REST.debug,
+ * DIR/PATH/BUILDID/elf, and the "debug" files perf keeps beside "elf".  The
+ * first one with the recorded build-id and the code's file contents is d's
+ * module: a debug file (--only-keep-debug) has no file offsets for the
+ * recorded addresses; it names the functions of a stripped file that
+ * still has the recorded build-id (libdwfl finds REST.debug then).
+ */
+static bool dso_from_cache(struct ds_symbols *s, struct dso *d)
+{
+	static const char *const fmt[] = {
+		"%s/.build-id/%.2s/%s/elf", "%s/.build-id/%.2s/%s", "%s/.build-id/%.2s/%s.debug",
+		"%s/.build-id/%.2s/%s/debug",
+	};
+	char hex[2 * DS_BUILD_ID_MAX + 1], path[PATH_MAX];
+	const struct ds_build_id *b = d->recorded;
+
+	if (!s->buildid_dir || !b || !b->size)
+		return false;
+	ds_build_id_hex(b->id, b->size, hex, sizeof(hex));
+	for (size_t i = 0; i < 6; i++) {
+		int n;
+
+		if (i < 4)
+			n = snprintf(path, sizeof(path), fmt[i], s->buildid_dir, hex, hex + 2);
+		else if (d->path[0] == '/')
+			n = snprintf(path, sizeof(path), "%s%s/%s/%s", s->buildid_dir, d->path, hex,
+				     i == 4 ? "elf" : "debug");
+		else
+			break;
+		if (n >= (int)sizeof(path))
+			continue;
+		dso_close(d);
+		if (!dso_open(s, d, path) && dso_matches(d) && has_code(d))
+			return true;
+	}
+	dso_close(d);
+	return false;
+}
+
+/* Report d's file to a Dwfl of its own and read its PT_LOAD segments and
+ * build-id (checked against the recorded one; a file that is gone or
+ * changed since the recording is looked for in the build-id cache).  A
+ * file that cannot be read, or whose build-id changed since the recording,
+ * leaves d->ok false (frames show as [name+0xoff]). */
 static void dso_load(struct ds_symbols *s, struct dso *d)
 {
 	Elf *e;
 	GElf_Addr bias;
 	size_t nph = 0;
-	const unsigned char *bits = NULL;
-	GElf_Addr bid_va;
-	int fd, n = 0;
 
 	d->loaded = true;
-	/* a crafted MMAP record may name a FIFO or a device: never block,
-	 * read regular files only */
-	fd = ds_open_regular(d->path, NULL);
-	if (fd < 0)
-		goto check;
-	d->dwfl = dwfl_begin(&dwfl_cbs);
-	if (!d->dwfl) {
-		close(fd);
-		goto check;
-	}
-	dwfl_report_begin(d->dwfl);
-	/* ET_DYN placed at 0: module addresses are the file's vaddrs; the
-	 * fd is the library's from here on */
-	d->mod = dwfl_report_elf(d->dwfl, d->short_name, d->path, fd, 0, false);
-	dwfl_report_end(d->dwfl, NULL, NULL);
+	dso_open(s, d, d->load_path ? d->load_path : d->path);
+	if (d->recorded && !dso_matches(d) && !dso_from_cache(s, d))
+		dso_open(s, d, d->load_path ? d->load_path : d->path);	/* the file again */
 	if (!d->mod) {
-		close(fd);	/* consumed on success only (not an ELF file) */
-		goto check;
+		check_build_id(s, d, NULL, 0);
+		return;
 	}
-	/* the build-id of the file itself (its notes), as perf records it;
-	 * longer than perf's 20 bytes: cut, as perf does */
-	n = dwfl_module_build_id(d->mod, &bits, &bid_va);
-	if (n > 0) {
-		d->build_id_len = (size_t)n < sizeof(d->build_id) ? (size_t)n : sizeof(d->build_id);
-		memcpy(d->build_id, bits, d->build_id_len);
-		n = (int)d->build_id_len;
-	}
-	check_build_id(s, d, d->build_id, n);
+	check_build_id(s, d, d->build_id, d->build_id_len ? (int)d->build_id_len : -1);
 	if (d->mismatch && !s->o.force_symbols)
 		return;		/* its frames show as offsets, never wrong names */
 	e = dwfl_module_getelf(d->mod, &bias);
@@ -585,9 +720,6 @@ static void dso_load(struct ds_symbols *s, struct dso *d)
 		}
 	}
 	d->ok = true;
-	return;
-check:
-	check_build_id(s, d, NULL, 0);
 }
 
 /* __cxa_demangle from libstdc++ (cxxabi.h; C linkage): malloc'd or NULL */
@@ -633,8 +765,33 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 	uint64_t value, size, off;
 
 	if (!d->tab_tried) {
+		GElf_Addr bias;
+		Elf *e = dwfl_module_getelf(d->mod, &bias);
+
 		d->tab_tried = true;
 		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
+		/* the PLT stubs, named as perf does (they have no symbols):
+		 * where they are now, their names at the first address in them */
+		if (e)
+			ds_plt_bounds(e, bias, &d->plt_lo, &d->plt_hi);
+	}
+	if (va >= d->plt_lo && va < d->plt_hi) {
+		const struct ds_namedrange *p;
+
+		if (!d->plt_read) {
+			GElf_Addr bias;
+			Elf *e = dwfl_module_getelf(d->mod, &bias);
+
+			d->plt_read = true;
+			if (!e || ds_plt_build(&d->names, e, bias))
+				ds_nametab_free(&d->names);	/* without memory: none */
+		}
+		p = ds_nametab_find(&d->names, va);
+
+		if (p) {
+			*sym_off = va - p->start;
+			return p->name;
+		}
 	}
 	if (d->tab_ok) {
 		struct ds_symrange *r = ds_symtab_find(&d->tab, va);
@@ -692,11 +849,35 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 	}
 	d->short_name = base_name(d->path);
 	d->recorded = ds_htab_get(&s->rec_ids, h, bid_is, d->path);
+	if (!strcmp(path, "[vdso]"))
+		d->load_path = s->vdso;	/* its image, if there is one */
 	s->dsos[s->nr_dsos++] = d;
 	return d;
 }
 
 static uint32_t new_gen(struct ds_symbols *s);
+
+/* Anonymous memory, as MMAP records name it (JIT code is there). */
+static bool is_anon(const char *f)
+{
+	return !*f || !strcmp(f, "//anon") || !strncmp(f, "[anon:", 6) ||
+	       !strncmp(f, "/anon_hugepage", 14);
+}
+
+/* The perf map of m's process (perf_map_dir/perf-PID.map) into buf if
+ * there is one (looked for once per process), else NULL. */
+static const char *perf_map_of(struct ds_symbols *s, struct mapset *m, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (m->perfmap < 0)
+		return NULL;	/* looked for: none */
+	if (snprintf(buf, len, "%s/perf-%u.map", s->perf_map_dir, m->pid) >= (int)len)
+		return NULL;
+	if (!m->perfmap)
+		m->perfmap = !stat(buf, &st) && S_ISREG(st.st_mode) ? 1 : -1;
+	return m->perfmap > 0 ? buf : NULL;
+}
 
 static struct mapset *mapset_get(struct ds_symbols *s, uint32_t pid)
 {
@@ -741,19 +922,31 @@ int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2: {
+		const char *path = ev->filename;
+		uint64_t pgoff = ev->pgoff;
+		char pm[PATH_MAX];
 		struct dso *d;
 
 		if (ev->misc & PERF_RECORD_MISC_KERNEL || !ev->len)
 			return 0;
 		m = mapset_get(s, ev->pid);
-		d = dso_get(s, ev->filename);
-		if (!m || !d)
+		if (!m)
 			return -ENOMEM;
+		/* anonymous memory of a process with a perf map: its JIT code,
+		 * named by address (the "file offset" is the address) */
+		if (is_anon(path) && perf_map_of(s, m, pm, sizeof(pm))) {
+			path = pm;
+			pgoff = ev->start;
+		}
+		d = dso_get(s, path);
+		if (!d)
+			return -ENOMEM;
+		d->perfmap = path == pm;
 		if (ds_grow(&m->maps, &m->cap, m->nr + 1, sizeof(struct map)))
 			return -ENOMEM;
 		m->maps[m->nr].start = ev->start;
 		m->maps[m->nr].end = ev->start + ev->len;
-		m->maps[m->nr].pgoff = ev->pgoff;
+		m->maps[m->nr].pgoff = pgoff;
 		m->maps[m->nr].dso = d;
 		m->nr++;
 		m->gen = new_gen(s);
@@ -926,7 +1119,7 @@ out:
 /* The mapping of ip in m (the latest one added wins), or NO_MAP. */
 static uint32_t find_map(struct mapset *m, uint64_t ip)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!m)
 		return NO_MAP;
@@ -946,15 +1139,7 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 	if (m->last_seg < m->nr_segs && ip >= m->segs[m->last_seg].start &&
 	    ip < m->segs[m->last_seg].end)
 		return m->segs[m->last_seg].map;
-	hi = m->nr_segs;
-	while (lo < hi) {	/* segments starting <= ip */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->segs[mid].start <= ip)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = ds_count_starts(m->segs, m->nr_segs, sizeof(*m->segs), ip);
 	if (!lo || ip >= m->segs[lo - 1].end)
 		return NO_MAP;
 	m->last_seg = lo - 1;
@@ -983,11 +1168,30 @@ static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
 			 struct ds_sym_info *out, char *buf, size_t len)
 {
 	memset(out, 0, sizeof(*out));
-	if (!d->loaded && d->path[0] == '/')
+	if (!d->loaded && d->perfmap) {
+		size_t bad;
+
+		d->loaded = true;
+		/* lines that do not parse are left out (never a crash) */
+		ds_perfmap_read(&d->names, d->path, &bad);
+	} else if (!d->loaded && (d->path[0] == '/' || d->load_path)) {
 		dso_load(s, d);
+	}
 	out->dso = d->path;
 	out->dso_short = d->short_name;
 	out->dso_off = off;
+	if (d->perfmap) {	/* off is the address (the map's pgoff, its start) */
+		const struct ds_namedrange *r = ds_nametab_find(&d->names, off);
+
+		if (r) {
+			out->name = out->sym = r->name;
+			out->sym_off = off - r->start;
+		} else {
+			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+			out->name = buf;
+		}
+		return;
+	}
 	/* the recording's build-id names the object profiled */
 	if (d->recorded) {
 		out->build_id = d->recorded->id;

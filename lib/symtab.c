@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,18 +463,12 @@ int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod)
 	return err;
 }
 
+_Static_assert(offsetof(struct ds_symrange, start) == 0, "ds_count_starts() reads it");
+
 struct ds_symrange *ds_symtab_find(const struct ds_symtab *t, uint64_t addr)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = ds_count_starts(t->r, t->nr, sizeof(*t->r), addr);
 
-	while (lo < hi) {	/* the number of ranges starting <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->r[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || !t->r[lo - 1].name)
 		return NULL;
 	return &t->r[lo - 1];

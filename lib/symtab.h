@@ -8,6 +8,7 @@
 #define DS_SYMTAB_H
 
 #include <elfutils/libdwfl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,40 @@ int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod);
 struct ds_symrange *ds_symtab_find(const struct ds_symtab *t, uint64_t addr);
 
 void ds_symtab_free(struct ds_symtab *t);
+
+/* Names of address ranges that no symbol table gives (lib/extsyms.c):
+ * [start, end) is name; sorted by start, not overlapping the next one's
+ * start. */
+struct ds_namedrange {
+	uint64_t start, end;
+	const char *name;	/* into the table's strings */
+};
+
+struct ds_nametab {
+	struct ds_namedrange *r;
+	size_t nr;
+	char *strs;
+};
+
+/* The PLT stubs of an ELF file (.plt, .plt.sec, .plt.got) as "func@plt",
+ * in module addresses (file vaddr + bias): x86-64 stubs decoded to their
+ * GOT slot and the slot's relocation (.rela.plt, .rela.dyn), AArch64 ones
+ * counted in .rela.plt's order.  0 (no PLT: an empty table) or -ENOMEM. */
+int ds_plt_build(struct ds_nametab *t, Elf *elf, uint64_t bias);
+/* Where those stubs are, [*lo, *hi) (cheap: section headers only): false
+ * if there are none. */
+bool ds_plt_bounds(Elf *elf, uint64_t bias, uint64_t *lo, uint64_t *hi);
+
+/* A perf map (/tmp/perf-PID.map: "START SIZE name" lines, hex, as JITs
+ * write them).  Lines that do not parse (no number, more than 64 bits, a
+ * size of 0 or one that wraps, no name, a NUL) are skipped and counted in
+ * *bad; names are cut at 4 KiB; of ranges starting at the same address the
+ * last line wins.  0, -ENOMEM, -EIO, or the open's -errno. */
+int ds_perfmap_read(struct ds_nametab *t, const char *path, size_t *bad);
+
+/* The range containing addr, or NULL. */
+const struct ds_namedrange *ds_nametab_find(const struct ds_nametab *t, uint64_t addr);
+
+void ds_nametab_free(struct ds_nametab *t);
 
 #endif

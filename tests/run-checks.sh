@@ -12,6 +12,9 @@ trap 'rm -rf "$T"' EXIT
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 unset DEBUGINFOD_URLS	# libdwfl: local debug files only, no network
+# perf's build-id cache (~/.debug: perf record in these tests fills it)
+# would name rebuilt workloads: an empty one, the tests that use it set it
+export PERF_BUILDID_DIR="$T/no-buildid-cache"
 pass=0 fail=0 skip=0
 
 ok()   { pass=$((pass + 1)); echo "PASS: $1"; }
@@ -434,6 +437,12 @@ else
 	"$DSAN" report -i "$T/bid.data" --folded --force-symbols > "$T/bid3.folded" 2>/dev/null
 	check "rebuilt workload with --force-symbols: symbolized anyway (fewer addresses)" \
 		bash -c "[ -s '$T/bid3.folded' ] && [ \$(grep -o '\[burn+0x' '$T/bid3.folded' | wc -l) -lt \$(grep -o '\[burn+0x' '$T/bid2.folded' | wc -l) ]"
+	# perf's build-id cache holds the recorded version: its names, no warning
+	mkdir -p "$T/bidc/.build-id/${bid:0:2}/${bid:2}"
+	cp "$BURN" "$T/bidc/.build-id/${bid:0:2}/${bid:2}/elf"
+	PERF_BUILDID_DIR="$T/bidc" "$DSAN" report -i "$T/bid.data" --folded > "$T/bid4.folded" 2> "$T/bid4.err"
+	check "rebuilt workload, the recorded version in perf's build-id cache: its names, no warning" \
+		bash -c "grep -q '^burn;.*burn_leaf ' '$T/bid4.folded' && ! grep -q 'changed since' '$T/bid4.err'"
 	"$DS" convert -i "$T/bid.data" -o "$T/bid.conv" 2>/dev/null
 	check "convert keeps the build-ids" \
 		bash -c "'$DSAN' report -i '$T/bid.conv' --folded 2>&1 >/dev/null | grep -q 'changed since the recording'"
@@ -540,17 +549,40 @@ else
 	"$DS" record -a -d 1 -o "$T/all.data" 2> "$T/all.err"
 	check "record -a" bash -c "'$DS' report -i '$T/all.data' --folded 2>/dev/null | grep -q 'burn;.*burn_leaf'"
 	kill $bp 2>/dev/null; wait $bp 2>/dev/null
+	# side data: record saves FILE.vdso and the perf maps of processes with
+	# anonymous memory (FILE.perf-maps/perf-PID.map); report names a JIT
+	# function and the vDSO's from them (tests/workload/jitmap.c)
+	cc -O1 -fno-omit-frame-pointer -o "$T/jitmap" tests/workload/jitmap.c
+	mkdir -p "$T/side"
+	"$DS" record -F 999 -o "$T/side/j.data" -- \
+		sh -c "echo \$\$ > '$T/side/pid'; exec '$T/jitmap' 0.4" > /dev/null 2>&1
+	[ -s "$T/side/pid" ] && rm -f "/tmp/perf-$(cat "$T/side/pid").map"	# the JIT's map
+	if [ -e "$T/side/j.data.vdso" ]; then
+		"$DSAN" report -i "$T/side/j.data" --folded > "$T/side/j.folded" 2>/dev/null
+		check "record's side data: the JIT's jit_spin and the vDSO's __vdso_clock_gettime named" \
+			bash -c "grep -q ';jit_spin ' '$T/side/j.folded' && grep -q ';__vdso_clock_gettime ' '$T/side/j.folded'" ||
+			cat "$T/side/j.folded"
+	else
+		skp "record's side data: record does not save FILE.vdso yet (tools/record.c: side_note_mmap, side_save)"
+	fi
 	# an existing recording and its side file become .old (like perf), even
 	# when the command cannot be run; a stale .old.kallsyms is removed
 	echo OLDDATA > "$T/o.data"; echo OLDKS > "$T/o.data.kallsyms"
+	echo OLDVDSO > "$T/o.data.vdso"; mkdir -p "$T/o.data.perf-maps"
+	echo '1000 10 oldjit' > "$T/o.data.perf-maps/perf-1.map"
 	"$DS" record -o "$T/o.data" -- /nonexistent/cmd 2>/dev/null
 	check "record: existing output kept as .old" grep -qx OLDDATA "$T/o.data.old"
 	check "record: existing kallsyms kept as .old.kallsyms" grep -qx OLDKS "$T/o.data.old.kallsyms"
+	check "record: existing vDSO image and perf maps kept as .old.vdso, .old.perf-maps/" \
+		bash -c "grep -qx OLDVDSO '$T/o.data.old.vdso' && grep -q oldjit '$T/o.data.old.perf-maps/perf-1.map' &&
+			! grep -qs OLDVDSO '$T/o.data.vdso' && [ ! -e '$T/o.data.perf-maps/perf-1.map' ]"
 	check "record: new output is a new recording" bash -c "! grep -q OLDDATA '$T/o.data'"
-	echo OLD2 > "$T/o.data"; rm -f "$T/o.data.kallsyms"; echo STALE > "$T/o.data.old.kallsyms"
+	echo OLD2 > "$T/o.data"; rm -rf "$T/o.data.kallsyms" "$T/o.data.vdso" "$T/o.data.perf-maps"; echo STALE > "$T/o.data.old.kallsyms"
 	"$DS" record -o "$T/o.data" -- /bin/true 2>/dev/null
 	check "record: second rotation replaces .old" grep -qx OLD2 "$T/o.data.old"
 	check "record: stale .old.kallsyms removed" test ! -e "$T/o.data.old.kallsyms"
+	check "record: stale .old.vdso and .old.perf-maps/ removed" \
+		bash -c "[ ! -e '$T/o.data.old.vdso' ] && [ ! -e '$T/o.data.old.perf-maps' ]"
 	# the command's exit status is passed on; "cannot run" only when exec failed
 	rstatus() { "$DS" record -o "$T/st.data" -- "$@" 2> "$T/st.err"; echo $?; }
 	check "record -- cmd exiting 3: exit 3" test "$(rstatus sh -c 'exit 3')" -eq 3

@@ -73,6 +73,21 @@ void die_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* perf's rule: a non-empty regular OUT becomes OUT.old (its OUT.kallsyms
  * becomes OUT.old.kallsyms).  0 or -errno (with a message). */
 int rotate_old(const char *out);
+/* record's side data (tools/sidedata.c): FILE.vdso, FILE.perf-maps/.
+ * side_note_mmap(): an MMAP/MMAP2 record written (0 or -ENOMEM);
+ * side_save(sd, out): at the end, FILE.vdso and the perf maps of the
+ * processes that mapped anonymous memory (notes for what cannot be saved;
+ * 0); sd is emptied;
+ * side_rotate(out, old): out's side data becomes old's (old NULL: removed),
+ * for rotate_old() (0 or -errno, said). */
+struct side_data {
+	uint32_t *pids;		/* the processes that mapped anonymous memory */
+	size_t n, cap;
+};
+int side_note_mmap(struct side_data *sd, const struct perf_event_header *h,
+		   uint64_t sample_type);
+int side_save(struct side_data *sd, const char *out);
+int side_rotate(const char *out, const char *old);
 /* 1 if a and b exist and are the same file (st_dev, st_ino). */
 int same_file(const char *a, const char *b);
 

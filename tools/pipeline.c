@@ -3,9 +3,11 @@
  * summaries and messages. */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -69,6 +71,24 @@ static void warn_build_id(void *arg, const char *path, const char *recorded,
 		path, *on_disk ? on_disk : "none", recorded);
 }
 
+/* What record saved beside the recording IN: its vDSO image (IN.vdso) and
+ * the perf maps of its processes (IN.perf-maps/perf-PID.map); else the
+ * library's defaults (the running kernel's vdso64.so, /tmp). */
+static void side_files(const char *in, struct ds_symbols_opts *so, char *vdso, size_t vlen,
+		       char *maps, size_t mlen)
+{
+	struct stat st;
+
+	if (!strcmp(in, "-"))
+		return;
+	if (snprintf(vdso, vlen, "%s.vdso", in) < (int)vlen && !stat(vdso, &st) &&
+	    S_ISREG(st.st_mode))
+		so->vdso = vdso;
+	if (snprintf(maps, mlen, "%s.perf-maps", in) < (int)mlen && !stat(maps, &st) &&
+	    S_ISDIR(st.st_mode))
+		so->perf_map_dir = maps;
+}
+
 int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg)
 {
@@ -76,6 +96,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	struct ds_symbols_opts so = { .sz = sizeof(so) };
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
+	char vdso[PATH_MAX], maps[PATH_MAX];
 	struct ds_event ev;
 	int ret;
 
@@ -87,6 +108,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
 	if (sym) {
+		side_files(in, &so, vdso, sizeof(vdso), maps, sizeof(maps));
 		so.kallsyms = kallsyms;
 		so.build_ids = ds_reader_build_ids(p->rd, &so.nr_build_ids);
 		so.force_symbols = sym & PL_FORCE_SYMBOLS;

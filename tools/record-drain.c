@@ -118,7 +118,7 @@ int write_rec(struct rec *r, const struct perf_event_header *h)
 	switch (h->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if (note_object(r, h))
+		if (note_object(r, h) || side_note_mmap(&r->side, h, SAMPLE_TYPE))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_SAMPLE:

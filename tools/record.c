@@ -255,6 +255,7 @@ static void cleanup(struct rec *r)
 		free(r->objs.s[i].val);
 	ds_htab_free(&r->objs);
 	ds_htab_free(&r->kips);
+	free(r->side.pids);
 }
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
@@ -360,6 +361,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	}
 	if (!err)
 		err = save_kallsyms(r, r->o.out);
+	if (!err)
+		side_save(&r->side, r->o.out);
 out_w:
 	{
 		int e2 = close_output(r, ncpu, argc, argv);

@@ -62,6 +62,7 @@ struct cpu_buf {
 
 struct rec {
 	struct ropts o;
+	struct side_data side;	/* FILE.vdso and FILE.perf-maps/, saved at the end */
 	struct cpu_buf *bufs;
 	size_t nr_bufs;
 	int *fds;		/* every event fd */

@@ -45,7 +45,7 @@ int rotate_old(const char *out)
 
 	if (stat(out, &st) != 0) {
 		if (errno == ENOENT)
-			return 0;
+			return side_rotate(out, NULL);	/* no stale side data */
 		die_msg("cannot access %s: %s", out, strerror(errno));
 		return -errno;
 	}
@@ -79,7 +79,7 @@ int rotate_old(const char *out)
 			return err;
 		}
 	}
-	return 0;
+	return side_rotate(out, old);
 }
 
 /* ------------------------------------------------- SIGXFSZ, SIGPIPE */

@@ -176,6 +176,14 @@ struct ds_build_id {
  * without one, -ENOEXEC not ELF, or another -errno. */
 DS_API int ds_build_id_of_file(const char *path, uint8_t *id, size_t cap);
 DS_API int ds_build_id_of_kernel(uint8_t *id, size_t cap);
+/* The calling process's vDSO (the [vdso] mapping: an ELF image), in place:
+ * 0 or -errno (-ENOENT: none). */
+DS_API int ds_vdso_image(const void **image, size_t *len);
+/* Write it to path (for ds_symbols_opts.vdso): 0 or -errno. */
+DS_API int ds_vdso_save(const char *path);
+/* Copy /tmp/perf-PID.map into dir/perf-PID.map (dir created if missing;
+ * for ds_symbols_opts.perf_map_dir): 0 or -errno (-ENOENT: no map). */
+DS_API int ds_perf_map_save(const char *dir, uint32_t pid);
 DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
 			   size_t cap);
 /* Lower-case hex of id into out (len >= 2 n + 1); returns out. */
@@ -443,6 +451,20 @@ struct ds_symbols_opts {
 	bool force_symbols;
 	ds_build_id_warn_fn warn;
 	void *warn_arg;
+	/* the vDSO image to name [vdso] frames with (ds_vdso_save()'s file
+	 * of the recording machine); NULL: /lib/modules/RELEASE/vdso/vdso64.so
+	 * of the running kernel if it exists, else [vdso] stays one name */
+	const char *vdso;
+	/* where perf-PID.map files are (JIT code in anonymous mappings of
+	 * process PID named by "START SIZE name" lines); NULL: /tmp */
+	const char *perf_map_dir;
+	/* perf's build-id cache, searched for an object whose file is gone or
+	 * has another build-id than the recorded one (.build-id/XX/REST/elf,
+	 * .build-id/XX/REST, .build-id/XX/REST.debug, PATH/BUILDID/elf, and the
+	 * same with "debug"), and by libdwfl for debug files
+	 * (.build-id/XX/REST.debug); NULL: $PERF_BUILDID_DIR, else
+	 * $HOME/.debug, as perf; "": none */
+	const char *buildid_dir;
 };
 
 /* Create with options (NULL: defaults).  -E2BIG: opts of a newer library

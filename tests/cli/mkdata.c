@@ -11,6 +11,11 @@
  *   mkdata --deep OUT KALLSYMS N DEPTH  N samples of DEPTH kernel frames,
  *       each frame its own function of KALLSYMS (written too), each sample
  *       its own leaf: N distinct stacks of DEPTH distinct frames
+ *   mkdata --names OUT PID VDSO_OFF  task PID ("jit") with anonymous memory
+ *       at JIT_BASE (MMAP2 "//anon", pgoff its address, as the kernel
+ *       gives) and a [vdso] at VDSO_BASE; one user sample: leaf at vDSO
+ *       offset VDSO_OFF + 1, callers JIT_BASE + 0x10 and JIT_BASE + 0x150
+ *   mkdata --vdso OUT  this process's vDSO image (ds_vdso_save())
  */
 #include <stdio.h>
 #include <string.h>
@@ -119,6 +124,26 @@ static int write_deep(const char *path, const char *ks, unsigned n, unsigned dep
 	return err;
 }
 
+#define JIT_BASE 0x7f0000000000ULL
+#define VDSO_BASE 0x7ffff7fc1000ULL
+
+static int write_names(const char *path, uint32_t pid, uint64_t vdso_off)
+{
+	struct sbuf s = { 0 };
+	uint64_t chain[] = { PERF_CONTEXT_USER, VDSO_BASE + vdso_off + 1, JIT_BASE + 0x10,
+			     JIT_BASE + 0x150 };
+	int err;
+
+	sb_comm(&s, pid, "jit", 1);
+	sb_mmap2_at(&s, pid, JIT_BASE, 0x10000, JIT_BASE, "//anon", 2);
+	sb_mmap2(&s, pid, VDSO_BASE, 0x2000, "[vdso]", 3);
+	sb_sample(&s, pid, 10, 0, chain, 4);
+	sb_round(&s);
+	err = sb_write_file(&s, path);
+	free(s.b);
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	struct sbuf s = { 0 };
@@ -128,13 +153,23 @@ int main(int argc, char **argv)
 		err = write_multi(argv[2]);
 		goto out;
 	}
+	if (argc == 5 && !strcmp(argv[1], "--names")) {
+		err = write_names(argv[2], (uint32_t)strtoul(argv[3], NULL, 0),
+				  strtoull(argv[4], NULL, 16));
+		goto out;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--vdso")) {
+		err = ds_vdso_save(argv[2]);
+		goto out;
+	}
 	if (argc == 6 && !strcmp(argv[1], "--deep")) {
 		err = write_deep(argv[2], argv[3], (unsigned)atoi(argv[4]),
 				 (unsigned)atoi(argv[5]));
 		goto out;
 	}
 	if (argc != 2 && argc != 3) {
-		fprintf(stderr, "usage: mkdata OUT [MAPPED_FILE] | --multi OUT | --deep OUT KS N DEPTH\n");
+		fprintf(stderr, "usage: mkdata OUT [MAPPED_FILE] | --multi OUT | --deep OUT KS N DEPTH | "
+			"--names OUT PID VDSO_OFF | --vdso OUT\n");
 		return 2;
 	}
 	sb_comm(&s, 100, "alpha", 1);

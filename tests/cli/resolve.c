@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* Resolve addresses of an ELF file through libdeferstack, as if the file
  * were mapped by an MMAP2 record:
- *     resolve FILE VADDR|SYMBOL...
- * prints "name +0xsym_off dso build-id" per argument.  A SYMBOL is looked
+ *     resolve [--build-id HEX] [--as PATH] FILE VADDR|SYMBOL...
+ * prints "name +0xsym_off dso build-id" per argument.  --build-id: FILE
+ * was recorded with that build-id (the recording's build-id table); --as:
+ * the MMAP2 record names PATH (FILE only gives the addresses' offsets).  A SYMBOL is looked
  * up in FILE's own symbol table (to test a stripped copy against the
  * original's addresses, pass hex vaddrs).  For the debug-symbol tests. */
 #include <fcntl.h>
@@ -37,15 +39,33 @@ static int64_t offset_of(Elf *e, uint64_t va)
 
 int main(int argc, char **argv)
 {
+	struct ds_symbols_opts so = { .sz = sizeof(so) };
+	struct ds_build_id rec = { .pid = -1 };
 	struct ds_symbols *sym;
 	struct sbuf s = { 0 };
 	struct ds_event ev;
 	struct stat st;
+	const char *as = NULL;
 	Elf *e;
 	int fd, rc = 0;
 
+	if (argc > 2 && !strcmp(argv[1], "--build-id")) {
+		const char *h = argv[2];
+
+		for (; h[0] && h[1] && rec.size < DS_BUILD_ID_MAX; h += 2)
+			rec.id[rec.size++] = (uint8_t)strtoul((char[]){ h[0], h[1], 0 }, NULL, 16);
+		argv += 2;
+		argc -= 2;
+		so.build_ids = &rec;
+		so.nr_build_ids = 1;
+	}
+	if (argc > 2 && !strcmp(argv[1], "--as")) {
+		as = argv[2];
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: resolve FILE VADDR...\n");
+		fprintf(stderr, "usage: resolve [--build-id HEX] FILE VADDR...\n");
 		return 2;
 	}
 	elf_version(EV_CURRENT);
@@ -54,9 +74,12 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	if (ds_symbols_new(&sym, NULL))
+	if (!as)
+		as = argv[1];
+	rec.path = (char *)(uintptr_t)as;
+	if (ds_symbols_open(&sym, &so))
 		return 1;
-	sb_mmap2(&s, 1, BASE, ((uint64_t)st.st_size + 4095) & ~4095ULL, argv[1], 1);
+	sb_mmap2(&s, 1, BASE, ((uint64_t)st.st_size + 4095) & ~4095ULL, as, 1);
 	if (ds_event_parse(s.b, s.len, TST_ST, true, &ev) || ds_symbols_event(sym, &ev))
 		return 1;
 	for (int i = 2; i < argc; i++) {
