@@ -204,6 +204,19 @@ cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
 check "... and statically with the installed .a" \
 	bash -c "'$T/so_static' - < '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'" || cat "$T/sos.err"
 
+# the public headers are C++ too: a C++ program against the installed
+# headers (-Wpedantic), linked with the .so, calling the API
+CXX=${CXX:-g++}
+for std in c++11 c++17; do
+	rm -f "$T/cxx_consumer"
+	$CXX -std=$std -Wall -Wextra -Wpedantic -Werror $pc_cflags tests/cli/cxx_consumer.cc \
+		-o "$T/cxx_consumer" $pc_libs > "$T/cxxc.err" 2>&1
+	check "a C++ ($std) program includes deferstack/deferstack.h and links the .so" \
+		test -x "$T/cxx_consumer" || cat "$T/cxxc.err"
+done
+check "... and runs with it: event=cpu-clock samples=6 stitched=4 folded=6" \
+	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/cxx_consumer' '$T/m.data' | grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6'"
+
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
 	local v=$3 s="" i
