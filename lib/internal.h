@@ -117,6 +117,12 @@ static inline int ds_opts_copy(void *dst, size_t dst_size, const void *src, size
 	return 0;
 }
 
+/* Plural ending of a count: "%" PRIu64 " sample%s", n, ds_s(n) */
+static inline const char *ds_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* Flush a stream: 0, or the errno of the failed write (-EIO if unknown). */
 static inline int ds_stream_err(FILE *f)
 {

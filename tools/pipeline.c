@@ -217,17 +217,36 @@ void pipeline_close(struct pipeline *p)
 	p->sym = NULL;
 }
 
+/* The losses, ", lost N events in N LOST records, N lost samples" (if
+ * all is false, only when something was lost) */
+static void print_lost(FILE *out, const struct ds_stitch_stats *st, bool all)
+{
+	if (!all && !st->lost_events && !st->lost_records && !st->lost_samples)
+		return;
+	fprintf(out, ", lost %" PRIu64 " event%s in %" PRIu64 " LOST record%s, %" PRIu64
+		" lost sample%s", st->lost_events, ds_s(st->lost_events), st->lost_records,
+		ds_s(st->lost_records), st->lost_samples, ds_s(st->lost_samples));
+}
+
 void print_summary(FILE *out, const struct ds_stitch_stats *st)
 {
+	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, ds_s(st->samples));
+	if (!st->deferred && !st->stitched && !st->kernel_only) {
+		/* classic callchains only: nothing was stitched, one line says so */
+		fprintf(out, ", classic callchains (no deferred ones to stitch)");
+		print_lost(out, st, false);
+		fputc('\n', out);
+		return;
+	}
 	fprintf(out,
-		"summary: %" PRIu64 " samples, %" PRIu64 " deferred records, %" PRIu64
-		" stitched (%" PRIu64 " record-first), %" PRIu64 " complete, %" PRIu64
-		" unmatched/kernel-only (cookie-changed %" PRIu64 ", exit %" PRIu64
-		", end %" PRIu64 ", overflow %" PRIu64 "), lost %" PRIu64 " events in %"
-		PRIu64 " LOST records, %" PRIu64 " lost samples\n",
-		st->samples, st->deferred, st->stitched, st->record_first, st->complete,
-		st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
-		st->unm_overflow, st->lost_events, st->lost_records, st->lost_samples);
+		", %" PRIu64 " deferred record%s, %" PRIu64 " stitched (%" PRIu64
+		" record-first), %" PRIu64 " complete, %" PRIu64 " unmatched/kernel-only "
+		"(cookie-changed %" PRIu64 ", exit %" PRIu64 ", end %" PRIu64 ", overflow %"
+		PRIu64 ")", st->deferred, ds_s(st->deferred), st->stitched, st->record_first,
+		st->complete, st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
+		st->unm_overflow);
+	print_lost(out, st, true);
+	fputc('\n', out);
 }
 
 struct ds_stitch_stats pipeline_stats(const struct pipeline *p)

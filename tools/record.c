@@ -337,9 +337,10 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
 			break;
 		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
-			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " samples, %" PRIu64
-				" deferred records, %.1f MB\n", tn - t0, r->nr_samples,
-				r->nr_deferred, r->bytes / 1048576.0);
+			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " sample%s, %" PRIu64
+				" deferred record%s, %.1f MB\n", tn - t0, r->nr_samples,
+				ds_s(r->nr_samples), r->nr_deferred, ds_s(r->nr_deferred),
+				r->bytes / 1048576.0);
 			last_progress = tn;
 		}
 	}

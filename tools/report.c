@@ -589,6 +589,7 @@ int cmd_report(int argc, char **argv)
 		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in);
 		break;
 	default:
+		/* the summary ends the table (once: not on stderr too) */
 		err = write_text(&r, &to);
 		if (!err)
 			print_pipeline_summary(stdout, &p);
@@ -597,7 +598,7 @@ int cmd_report(int argc, char **argv)
 		else if (err != -ENOMEM)
 			die_msg("writing standard output: %s", strerror(-err));
 	}
-	if (!err)
+	if (!err && mode != 't')
 		print_pipeline_summary(stderr, &p);
 done:
 	if (err == -ENOMEM)

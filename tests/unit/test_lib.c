@@ -1599,7 +1599,7 @@ static void t_fold(void **state)
 		f = open_memstream(&text, &len);
 		assert_int_equal(ds_fold_write_svg(fw, f, "w"), 0);
 		fclose(f);
-		assert_non_null(strstr(text, "<title>other (1 samples, 70.00%)</title>"));
+		assert_non_null(strstr(text, "<title>other (1 sample, 70.00%)</title>"));
 		assert_non_null(strstr(text, "<title>leaf (3 samples, 30.00%)</title>"));
 		assert_non_null(strstr(text, "data-total=\"1000\" data-samples=\"4\""));
 		free(text);
