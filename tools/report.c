@@ -141,7 +141,14 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 				 1, have_period ? o->ev->period : 1);
 }
 
-/* The SVG or pprof file goes to a temp file renamed into place on success. */
+static int write_to(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
+		    FILE *f, const char *title)
+{
+	return mode == 'P' ? ds_profile_write_pprof(prof, f) : ds_fold_write_svg(fold, f, title);
+}
+
+/* The SVG or pprof file goes to a temp file renamed into place on success;
+ * "-" is standard output (a gzipped pprof is not written to a terminal). */
 static int write_out(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
 		     const char *path, const char *title)
 {
@@ -149,6 +156,20 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 	FILE *f;
 	int fd, err;
 
+	if (!strcmp(path, "-")) {
+		if (mode == 'P' && isatty(STDOUT_FILENO)) {
+			die_msg("report: --pprof -: not writing a gzipped profile to a "
+				"terminal (redirect standard output or give a file)");
+			return -EINVAL;
+		}
+		err = write_to(mode, fold, prof, stdout, title);
+		if (err) {
+			if (err != -ENOMEM)
+				die_msg("writing standard output: %s", strerror(-err));
+			return err;
+		}
+		return finish_stdout();
+	}
 	fd = outfile_create(&of, path);
 	if (fd < 0)
 		return fd;
@@ -160,10 +181,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 		outfile_abort(&of);
 		return err;
 	}
-	if (mode == 'P')
-		err = ds_profile_write_pprof(prof, f);
-	else
-		err = ds_fold_write_svg(fold, f, title);
+	err = write_to(mode, fold, prof, f, title);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -190,7 +208,7 @@ static void usage_report(FILE *f)
 		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
 		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
 		"  --pprof FILE  gzipped pprof profile.proto (go tool pprof, Pyroscope,\n"
-		"                Parca, Grafana)\n"
+		"                Parca, Grafana); --svg -, --pprof -: standard output\n"
 		"  -i FILE       input (default perf.data; -: standard input, pipe mode)\n"
 		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
 		"                /proc/kallsyms)\n"
@@ -550,7 +568,7 @@ int cmd_report(int argc, char **argv)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
 	r.p = &p;
 	r.mode = mode;
-	if (outpath && same_file(in, outpath)) {
+	if (outpath && strcmp(outpath, "-") && same_file(in, outpath)) {
 		die_msg("%s and %s are the same file: give another --%s", in, outpath,
 			out_name(mode));
 		goto out;
