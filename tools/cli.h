@@ -38,8 +38,9 @@ struct pipeline {
 };
 
 /* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
- * objects whose build-id changed since the recording */
-enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2 };
+ * objects whose build-id changed since the recording, | PL_KALLSYMS_GIVEN:
+ * kallsyms was given (-k), not reading it is an error (else a warning) */
+enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2, PL_KALLSYMS_GIVEN = 4 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);

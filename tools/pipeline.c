@@ -115,8 +115,13 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		so.warn = warn_build_id;
 		ret = ds_symbols_open(&p->sym, &so);
 		if (ret && kallsyms) {
-			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
-				ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			/* like perf: a -k file that cannot be read is an error */
+			bool given = sym & PL_KALLSYMS_GIVEN;
+
+			die_msg("%scannot read kallsyms %s: %s", given ? "" : "warning: ",
+				kallsyms, ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			if (given)
+				return ret;
 			so.kallsyms = NULL;
 			ret = ds_symbols_open(&p->sym, &so);
 		}

@@ -501,7 +501,7 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:k:s:g:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; break;
+		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
 		case 'e': r.event = optarg; break;
 		case 't': case 'f': case 'V': case 'P':
 			/* one output: --text, --folded, --svg or --pprof */

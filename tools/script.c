@@ -697,7 +697,7 @@ int cmd_script(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; break;
+		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
 		case 'a': s.all = true; break;
 		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
 		case 'h': usage_script(stdout); return 0;
