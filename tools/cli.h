@@ -89,6 +89,10 @@ int side_note_mmap(struct side_data *sd, const struct perf_event_header *h,
 		   uint64_t sample_type);
 int side_save(struct side_data *sd, const char *out);
 int side_rotate(const char *out, const char *old);
+/* 1 if path is "-" or an existing file that is not a regular file (a
+ * device such as /dev/null, a FIFO): written as a stream, not read back,
+ * no side files. */
+int is_special(const char *path);
 /* 1 if a and b exist and are the same file (st_dev, st_ino). */
 int same_file(const char *a, const char *b);
 

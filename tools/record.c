@@ -391,6 +391,7 @@ static int record(struct rec *r, int argc, char **argv)
 	struct ds_stitch_stats st;
 	char tmp[4096];
 	const char *path;
+	bool summary;
 	int ret;
 
 	ret = parse_record_opts(argc, argv, &r->o);
@@ -423,8 +424,9 @@ static int record(struct rec *r, int argc, char **argv)
 		return 1;
 	}
 	path = r->o.out;
-	if (r->o.stitched && !strcmp(r->o.out, "-")) {
-		/* the raw records go to a temp file, converted to stdout */
+	if (r->o.stitched && is_special(r->o.out)) {
+		/* the raw records go to a temp file, converted to stdout (or
+		 * to a device: no /dev/null.raw.tmp) */
 		const char *td = getenv("TMPDIR");
 		int fd;
 
@@ -454,10 +456,12 @@ static int record(struct rec *r, int argc, char **argv)
 			unlink(path);
 		return r->exec_errno == ENOENT ? 127 : 126;
 	}
+	/* a stream or a device (-o /dev/null) cannot be read back: no summary */
+	summary = !is_special(r->o.out);
 	if (r->o.stitched) {
 		ret = convert_file(path, r->o.out, &st);
 		unlink(path);
-	} else if (strcmp(path, "-")) {
+	} else if (summary) {
 		struct pipeline p;
 
 		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
@@ -466,12 +470,11 @@ static int record(struct rec *r, int argc, char **argv)
 	}
 	if (ret)
 		return 1;
-	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
+	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " record%s, %.1f KiB)\n",
 		strcmp(r->o.out, "-") ? r->o.out : "standard output (pipe mode)",
 		r->defer ? "defer" : "classic", r->o.stitched ? ", stitched" : "",
-		r->nr_records, r->bytes / 1024.0);
-	/* a stream cannot be read back: its reader prints the summary */
-	if (strcmp(path, "-")) {
+		r->nr_records, ds_s(r->nr_records), r->bytes / 1024.0);
+	if (summary) {
 		fprintf(stderr, PROG ": ");
 		print_summary(stderr, &st);
 	}
