@@ -104,6 +104,10 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	ret = open_input(&p->rd, in);
 	if (ret)
 		return ret;
+	if (ds_reader_truncated(p->rd))
+		die_msg("warning: %s is truncated: %" PRIu64 " byte%s of the data section "
+			"missing; read up to there", path, ds_reader_truncated(p->rd),
+			ds_s(ds_reader_truncated(p->rd)));
 	if (ds_reader_unfinished(p->rd))
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
@@ -171,7 +175,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 			die_msg("%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (ds_reader_trailing(p->rd))
+	if (ds_reader_trailing(p->rd) && !ds_reader_truncated(p->rd))	/* said once */
 		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
 			"end of the %s), ignored", path, ds_reader_trailing(p->rd),
 			ds_reader_pipe_mode(p->rd) ? "stream" : "file");

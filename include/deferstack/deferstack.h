@@ -248,6 +248,11 @@ DS_API bool ds_reader_unfinished(const struct ds_reader *r);
 DS_API bool ds_reader_pipe_mode(const struct ds_reader *r);
 /* Bytes of a cut last record that ended the data. */
 DS_API uint64_t ds_reader_trailing(const struct ds_reader *r);
+/* Bytes of the data section missing from a file cut short (its header says
+ * more than the file holds), 0 if none: the records are read up to the cut
+ * (a cut last record ends the data), the features after the data (build-ids,
+ * event names) are gone. */
+DS_API uint64_t ds_reader_truncated(const struct ds_reader *r);
 /* Data offset of the next record. */
 DS_API uint64_t ds_reader_offset(const struct ds_reader *r);
 /* The attr a record belongs to (by id, else the first attr; NULL before

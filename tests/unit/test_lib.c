@@ -565,9 +565,18 @@ static void t_perfdata_bad(void **state)
 		write_bytes(tpath("b3"), c, len);
 		assert_int_equal(ds_reader_open(&rd, tpath("b3"), &ro), -EINVAL);
 		assert_non_null(strstr(eb, "attr section"));
-		/* data section larger than the file */
+		/* data section larger than the file: cut short, read up to
+		 * the end of the file, the bytes missing said */
 		memcpy(c, file, len);
 		memcpy(c + 48, &v, 8);
+		write_bytes(tpath("b4"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), 0);
+		assert_true(ds_reader_truncated(rd) > v - len);
+		ds_reader_close(rd);
+		/* data section starting past the end of the file */
+		memcpy(c, file, len);
+		v = len + 64;
+		memcpy(c + 40, &v, 8);
 		write_bytes(tpath("b4"), c, len);
 		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), -EINVAL);
 		assert_non_null(strstr(eb, "past end of file"));
