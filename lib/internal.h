@@ -230,6 +230,9 @@ static inline size_t ds_hex_run(const char *p, uint64_t *v)
 	}
 }
 
+/* In place: a demangled C++ name as perf prints it (lib/cxxname.c). */
+void ds_cxx_perf_name(char *name);
+
 /* Grow *buf (element size esz) to hold at least need elements. */
 static inline int ds_grow(void *pbuf, size_t *cap, size_t need, size_t esz)
 {

@@ -417,8 +417,23 @@ else
 	# C++: demangled names; libc's internal functions named from libc6-dbg
 	"$DS" record -F 499 -o "$T/cxx.data" -- "$OUT/tests/cxxburn" 0.3 2>/dev/null
 	"$DSAN" report -i "$T/cxx.data" --folded > "$T/cxx.folded" 2>/dev/null
-	check "report on a C++ workload: demangled names" \
-		grep -q '^cxxburn;.*main;work::churn(int, double);work::Spinner<long>::spin(long) ' "$T/cxx.folded"
+	check "report on a C++ workload: demangled names, as perf's (no parameters)" \
+		grep -q '^cxxburn;.*main;work::churn;work::Spinner<long>::spin ' "$T/cxx.folded"
+	"$DSAN" report -i "$T/cxx.data" --folded --full-names > "$T/cxxf.folded" 2>/dev/null
+	check "report --full-names on a C++ workload: whole signatures" \
+		grep -q '^cxxburn;.*main;work::churn(int, double);work::Spinner<long>::spin(long) ' "$T/cxxf.folded"
+	"$DSAN" script -i "$T/cxx.data" --full-names 2>/dev/null | grep -q 'work::churn(int, double)+0x' &&
+		"$DSAN" script -i "$T/cxx.data" 2>/dev/null | grep -q 'work::churn+0x'
+	check "script: C++ names as perf script's, whole with --full-names" test $? -eq 0
+	if command -v perf > /dev/null; then
+		# the C++ names perf script prints, frame by frame
+		pnames() { grep -P '^\t' | sed -E 's/^\s+[0-9a-f]+ //; s/\+0x[0-9a-f]+ \(.*$//' | grep '::' | sort -u; }
+		perf script -i "$T/cxx.data" 2>/dev/null | pnames > "$T/cxx.perf.names"
+		"$DSAN" script -i "$T/cxx.data" 2>/dev/null | pnames > "$T/cxx.ds.names"
+		check "C++ names = perf script's ($(wc -l < "$T/cxx.perf.names") names, templates and @plt stubs among them)" \
+			bash -c "grep -q '^work::sorted<std::' '$T/cxx.perf.names' && cmp -s '$T/cxx.perf.names' '$T/cxx.ds.names'" ||
+			diff "$T/cxx.perf.names" "$T/cxx.ds.names"
+	fi
 	if dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'; then
 		check "report: libc's internal __libc_start_call_main below main (libc6-dbg)" \
 			grep -q '^cxxburn;__libc_start_call_main;main;' "$T/cxx.folded"

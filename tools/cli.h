@@ -39,8 +39,9 @@ struct pipeline {
 
 /* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
  * objects whose build-id changed since the recording, | PL_KALLSYMS_GIVEN:
- * kallsyms was given (-k), not reading it is an error (else a warning) */
-enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2, PL_KALLSYMS_GIVEN = 4 };
+ * kallsyms was given (-k), not reading it is an error (else a warning),
+ * | PL_FULL_NAMES: C++ names with their parameters (--full-names) */
+enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2, PL_KALLSYMS_GIVEN = 4, PL_FULL_NAMES = 8 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);

@@ -116,6 +116,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		so.kallsyms = kallsyms;
 		so.build_ids = ds_reader_build_ids(p->rd, &so.nr_build_ids);
 		so.force_symbols = sym & PL_FORCE_SYMBOLS;
+		so.full_names = sym & PL_FULL_NAMES;
 		so.warn = warn_build_id;
 		ret = ds_symbols_open(&p->sym, &so);
 		if (ret && kallsyms) {

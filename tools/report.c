@@ -200,7 +200,7 @@ static void usage_report(FILE *f)
 		"                         [--text | --folded | --svg OUT.svg | --pprof OUT.pb.gz]\n"
 		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
 		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
-		"                         [--event NAME] [--force-symbols]\n"
+		"                         [--event NAME] [--force-symbols] [--full-names]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
 		"time order, stitch deferred user callchains and print:\n"
 		"  --text        perf-report-like table: Children (inclusive) and Self\n"
@@ -230,9 +230,11 @@ static void usage_report(FILE *f)
 		"                --event, the first with samples\n"
 		"  --force-symbols  symbolize objects whose build-id differs from the\n"
 		"                recorded one (by default their frames are addresses)\n"
+		"  --full-names  C++ functions with their parameters and return type\n"
+		"                (by default without, as perf: std::sort<It, Cmp>)\n"
 		"Every output is weighted by the samples' periods, like perf report.\n"
 		"Samples whose deferred record never came are shown under\n"
-		"'[user stack not stitched]'. A summary goes to stderr.\n");
+		"'[user stack not stitched]'. A summary ends --text (else on stderr).\n");
 }
 
 static const char *out_name(int mode)
@@ -482,6 +484,7 @@ int cmd_report(int argc, char **argv)
 		{ "dsos", required_argument, NULL, 'd' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "force-symbols", no_argument, NULL, 'Y' },
+		{ "full-names", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -547,6 +550,7 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			break;
 		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
+		case 'N': sym |= PL_FULL_NAMES; break;
 		case 'h': usage_report(stdout); return 0;
 		default: usage_report(stderr); goto out;
 		}

@@ -470,6 +470,11 @@ struct ds_symbols_opts {
 	 * (.build-id/XX/REST.debug); NULL: $PERF_BUILDID_DIR, else
 	 * $HOME/.debug, as perf; "": none */
 	const char *buildid_dir;
+	/* C++ functions: false (default) names them as perf does, without
+	 * their parameter list and a template function's return type
+	 * ("std::sort<It, Cmp>", "A::f"); true keeps __cxa_demangle's whole
+	 * signature ("void std::sort<It, Cmp>(It, It, Cmp)", "A::f(int) const") */
+	bool full_names;
 };
 
 /* Create with options (NULL: defaults).  -E2BIG: opts of a newer library
