@@ -226,7 +226,7 @@ static void svg_node(FILE *out, struct fnode *n, int depth, double scale, uint64
 	fprintf(out, "<g data-s=\"%" PRIu64 "\" data-v=\"%" PRIu64 "\" data-ss=\"%" PRIu64
 		"\" data-n=\"%" PRIu64 "\"><title>", n->start, n->value, n->sstart, n->samples);
 	ds_xml_puts(out, n->name, 4096);
-	fprintf(out, " (%" PRIu64 " samples, %.2f%%)</title>", n->samples,
+	fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->samples, ds_s(n->samples),
 		100.0 * (double)n->value / (double)total);
 	fprintf(out, "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		"fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">", x, y, w,
@@ -259,7 +259,7 @@ static const char flame_js[] =
 "    var g = gs[i], r = g.getElementsByTagName('rect')[0];\n"
 "    var info = g.getElementsByTagName('title')[0].textContent;\n"
 "    var f = { g: g, r: r, t: g.getElementsByTagName('text')[0], info: info,\n"
-"      name: info.replace(/ \\([0-9]+ samples, [0-9.]+%\\)$/, ''),\n"
+"      name: info.replace(/ \\([0-9]+ samples?, [0-9.]+%\\)$/, ''),\n"
 "      s: +g.getAttribute('data-s'), v: +g.getAttribute('data-v'),\n"
 "      ss: +g.getAttribute('data-ss'), n: +g.getAttribute('data-n'),\n"
 "      y: +r.getAttribute('y'), fill: r.getAttribute('fill') };\n"
@@ -348,7 +348,8 @@ static const char flame_js[] =
 "  }\n"
 "  var m = covered(iv, 's', 'v'), n = covered(iv, 'ss', 'n');\n"
 "  el('matched').textContent = 'Matched: ' + (total ? 100 * m / total : 0).toFixed(2) +\n"
-"    '% (' + n + ' of ' + nsamples + ' samples, ' + iv.length + ' frames)';\n"
+"    '% (' + n + ' of ' + nsamples + (nsamples == 1 ? ' sample, ' : ' samples, ') +\n"
+"    iv.length + (iv.length == 1 ? ' frame)' : ' frames)');\n"
 "  el('search').textContent = 'Reset Search';\n"
 "}\n";
 
@@ -400,13 +401,13 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 		"<text id=\"title\" x=\"%d\" y=\"20\" style=\"font-size:16px\">",
 		SVG_W, height, SVG_W, height, root->value, root->samples, flame_js, SVG_PAD);
 	ds_xml_puts(out, title ? title : "Flame Graph", 200);
-	fprintf(out, " (%" PRIu64 " samples)</text>\n"
+	fprintf(out, " (%" PRIu64 " sample%s)</text>\n"
 		"<text id=\"unzoom\" class=\"btn hide\" x=\"%d\" y=\"38\">Reset Zoom</text>\n"
 		"<text id=\"search\" class=\"btn\" x=\"%d\" y=\"38\" "
 		"text-anchor=\"end\">Search</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"> </text>\n"
-		"<g id=\"frames\">\n", root->samples, SVG_PAD, SVG_W - SVG_PAD, SVG_PAD,
+		"<g id=\"frames\">\n", root->samples, ds_s(root->samples), SVG_PAD, SVG_W - SVG_PAD, SVG_PAD,
 		height - 8, SVG_W - SVG_PAD, height - 8);
 	if (root->value)
 		svg_node(out, root, 0, scale, root->value, bottom);

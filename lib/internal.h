@@ -117,6 +117,12 @@ static inline int ds_opts_copy(void *dst, size_t dst_size, const void *src, size
 	return 0;
 }
 
+/* Plural ending of a count: "%" PRIu64 " sample%s", n, ds_s(n) */
+static inline const char *ds_s(uint64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
 /* Flush a stream: 0, or the errno of the failed write (-EIO if unknown). */
 static inline int ds_stream_err(FILE *f)
 {
@@ -223,6 +229,9 @@ static inline size_t ds_hex_run(const char *p, uint64_t *v)
 		*v = *v << 4 | d;
 	}
 }
+
+/* In place: a demangled C++ name as perf prints it (lib/cxxname.c). */
+void ds_cxx_perf_name(char *name);
 
 /* Grow *buf (element size esz) to hold at least need elements. */
 static inline int ds_grow(void *pbuf, size_t *cap, size_t need, size_t esz)

@@ -73,6 +73,7 @@ struct ds_reader {
 	bool rerror;		/* a read failed */
 	bool unfinished;
 	uint64_t trailing;
+	uint64_t missing;	/* bytes of the data section past the end of file */
 	struct ds_build_id *build_ids;
 	size_t nr_build_ids, cap_build_ids;
 	uint8_t *tracing;	/* HEADER_TRACING_DATA as recorded, or NULL */
@@ -373,6 +374,15 @@ static int open_file_mode(struct ds_reader *r, struct file_header *fh)
 		 * the end of the file, the last one may be cut */
 		r->unfinished = true;
 		fh->data.size = r->file_size - fh->data.offset;
+	}
+	if (!in_file(r, &fh->data) && fh->data.offset >= sizeof(*fh) &&
+	    fh->data.offset <= r->file_size) {
+		/* cut short (a partial copy, a full disk): like perf, the records
+		 * up to the cut, the last one may be cut; the features that
+		 * follow the data are gone */
+		r->missing = fh->data.size - (r->file_size - fh->data.offset);
+		fh->data.size = r->file_size - fh->data.offset;
+		memset(fh->features, 0, sizeof(fh->features));
 	}
 	if (!in_file(r, &fh->data))
 		return rerr(r, -EINVAL,
@@ -745,7 +755,8 @@ static int read_record(struct ds_reader *r, const struct perf_event_header **rec
 {
 	struct perf_event_header h;
 	uint64_t left = r->data_size - r->pos;
-	bool cut_ok = r->unfinished || r->pipe;	/* the writer may have been killed */
+	/* the writer may have been killed, the file cut short */
+	bool cut_ok = r->unfinished || r->pipe || r->missing;
 	size_t got;
 	const uint8_t *p;
 
@@ -986,6 +997,11 @@ bool ds_reader_pipe_mode(const struct ds_reader *r)
 uint64_t ds_reader_trailing(const struct ds_reader *r)
 {
 	return r->trailing;
+}
+
+uint64_t ds_reader_truncated(const struct ds_reader *r)
+{
+	return r->missing;
 }
 
 uint64_t ds_reader_offset(const struct ds_reader *r)

@@ -348,8 +348,9 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out,
 	}
 	fprintf(out, "# Samples: %" PRIu64 "  Total %s: %" PRIu64 "\n", p->total_samples,
 		p->total_period ? "period" : "samples", x.total);
-	fprintf(out, "# Overhead by %s, %zu of %" PRIu32 " entries%s\n#\n",
+	fprintf(out, "# Overhead by %s, %zu of %" PRIu32 " %s%s\n#\n",
 		o->by_children ? "children (inclusive)" : "self", nrows_print, rows.n,
+		rows.n == 1 ? "entry" : "entries",
 		o->graph == DS_GRAPH_CALLER ? ", call graph caller-first" :
 		o->graph == DS_GRAPH_CALLEE ? ", call graph callee-first" : "");
 	fprintf(out, "# Children      Self");

@@ -58,6 +58,7 @@ struct dso {
 	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
+	bool full_names;	/* C++ names with parameters (ds_symbols_opts) */
 };
 
 struct map {
@@ -725,17 +726,36 @@ static void dso_load(struct ds_symbols *s, struct dso *d)
 /* __cxa_demangle from libstdc++ (cxxabi.h; C linkage): malloc'd or NULL */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-/* Demangled copy of an Itanium C++ name (owned by d), or name itself. */
+/* Demangled copy of an Itanium C++ name (owned by d), or name itself;
+ * a function's as perf prints it unless d->full_names; a PLT stub's
+ * "_Z...@plt" too, as perf names it. */
 static const char *demangle(struct dso *d, const char *name)
 {
-	char *dm;
+	size_t len = strlen(name), plt = len > 4 && !strcmp(name + len - 4, "@plt") ? 4 : 0;
+	char *dm, *m = NULL;
 	int status = -1;
 
 	if (name[0] != '_' || name[1] != 'Z')
 		return name;
-	dm = __cxa_demangle(name, NULL, NULL, &status);
-	if (!dm || status)
+	if (plt && !(m = strndup(name, len - plt)))
 		return name;
+	dm = __cxa_demangle(m ? m : name, NULL, NULL, &status);
+	free(m);
+	if (!dm || status) {
+		free(dm);
+		return name;
+	}
+	if (!d->full_names && name[2] != 'T' && name[2] != 'G')
+		ds_cxx_perf_name(dm);	/* not thunks, typeinfo... (_ZT, _ZG) */
+	if (plt) {
+		char *t = realloc(dm, strlen(dm) + 5);
+
+		if (!t) {
+			free(dm);
+			return name;
+		}
+		dm = strcat(t, "@plt");
+	}
 	if (ds_grow(&d->demangled, &d->cap_demangled, d->nr_demangled + 1, sizeof(char *))) {
 		free(dm);
 		return name;
@@ -789,6 +809,8 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		p = ds_nametab_find(&d->names, va);
 
 		if (p) {
+			/* C++ stubs demangled, once (d owns its table) */
+			((struct ds_namedrange *)p)->name = demangle(d, p->name);
 			*sym_off = va - p->start;
 			return p->name;
 		}
@@ -848,6 +870,7 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 		return NULL;
 	}
 	d->short_name = base_name(d->path);
+	d->full_names = s->o.full_names;
 	d->recorded = ds_htab_get(&s->rec_ids, h, bid_is, d->path);
 	if (!strcmp(path, "[vdso]"))
 		d->load_path = s->vdso;	/* its image, if there is one */

@@ -38,8 +38,10 @@ struct pipeline {
 };
 
 /* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
- * objects whose build-id changed since the recording */
-enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2 };
+ * objects whose build-id changed since the recording, | PL_KALLSYMS_GIVEN:
+ * kallsyms was given (-k), not reading it is an error (else a warning),
+ * | PL_FULL_NAMES: C++ names with their parameters (--full-names) */
+enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2, PL_KALLSYMS_GIVEN = 4, PL_FULL_NAMES = 8 };
 int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
 		 int sym, ds_stitch_cb cb, void *arg);
 void pipeline_close(struct pipeline *p);
@@ -88,6 +90,10 @@ int side_note_mmap(struct side_data *sd, const struct perf_event_header *h,
 		   uint64_t sample_type);
 int side_save(struct side_data *sd, const char *out);
 int side_rotate(const char *out, const char *old);
+/* 1 if path is "-" or an existing file that is not a regular file (a
+ * device such as /dev/null, a FIFO): written as a stream, not read back,
+ * no side files. */
+int is_special(const char *path);
 /* 1 if a and b exist and are the same file (st_dev, st_ino). */
 int same_file(const char *a, const char *b);
 

@@ -104,6 +104,10 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	ret = open_input(&p->rd, in);
 	if (ret)
 		return ret;
+	if (ds_reader_truncated(p->rd))
+		die_msg("warning: %s is truncated: %" PRIu64 " byte%s of the data section "
+			"missing; read up to there", path, ds_reader_truncated(p->rd),
+			ds_s(ds_reader_truncated(p->rd)));
 	if (ds_reader_unfinished(p->rd))
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
@@ -112,11 +116,17 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 		so.kallsyms = kallsyms;
 		so.build_ids = ds_reader_build_ids(p->rd, &so.nr_build_ids);
 		so.force_symbols = sym & PL_FORCE_SYMBOLS;
+		so.full_names = sym & PL_FULL_NAMES;
 		so.warn = warn_build_id;
 		ret = ds_symbols_open(&p->sym, &so);
 		if (ret && kallsyms) {
-			die_msg("warning: cannot read kallsyms %s: %s", kallsyms,
-				ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			/* like perf: a -k file that cannot be read is an error */
+			bool given = sym & PL_KALLSYMS_GIVEN;
+
+			die_msg("%scannot read kallsyms %s: %s", given ? "" : "warning: ",
+				kallsyms, ret == -EINVAL ? "not a regular file" : strerror(-ret));
+			if (given)
+				return ret;
 			so.kallsyms = NULL;
 			ret = ds_symbols_open(&p->sym, &so);
 		}
@@ -166,7 +176,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 			die_msg("%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	if (ds_reader_trailing(p->rd))
+	if (ds_reader_trailing(p->rd) && !ds_reader_truncated(p->rd))	/* said once */
 		die_msg("warning: %s: the last record is cut off (%" PRIu64 " bytes at the "
 			"end of the %s), ignored", path, ds_reader_trailing(p->rd),
 			ds_reader_pipe_mode(p->rd) ? "stream" : "file");
@@ -217,17 +227,36 @@ void pipeline_close(struct pipeline *p)
 	p->sym = NULL;
 }
 
+/* The losses, ", lost N events in N LOST records, N lost samples" (if
+ * all is false, only when something was lost) */
+static void print_lost(FILE *out, const struct ds_stitch_stats *st, bool all)
+{
+	if (!all && !st->lost_events && !st->lost_records && !st->lost_samples)
+		return;
+	fprintf(out, ", lost %" PRIu64 " event%s in %" PRIu64 " LOST record%s, %" PRIu64
+		" lost sample%s", st->lost_events, ds_s(st->lost_events), st->lost_records,
+		ds_s(st->lost_records), st->lost_samples, ds_s(st->lost_samples));
+}
+
 void print_summary(FILE *out, const struct ds_stitch_stats *st)
 {
+	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, ds_s(st->samples));
+	if (!st->deferred && !st->stitched && !st->kernel_only) {
+		/* classic callchains only: nothing was stitched, one line says so */
+		fprintf(out, ", classic callchains (no deferred ones to stitch)");
+		print_lost(out, st, false);
+		fputc('\n', out);
+		return;
+	}
 	fprintf(out,
-		"summary: %" PRIu64 " samples, %" PRIu64 " deferred records, %" PRIu64
-		" stitched (%" PRIu64 " record-first), %" PRIu64 " complete, %" PRIu64
-		" unmatched/kernel-only (cookie-changed %" PRIu64 ", exit %" PRIu64
-		", end %" PRIu64 ", overflow %" PRIu64 "), lost %" PRIu64 " events in %"
-		PRIu64 " LOST records, %" PRIu64 " lost samples\n",
-		st->samples, st->deferred, st->stitched, st->record_first, st->complete,
-		st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
-		st->unm_overflow, st->lost_events, st->lost_records, st->lost_samples);
+		", %" PRIu64 " deferred record%s, %" PRIu64 " stitched (%" PRIu64
+		" record-first), %" PRIu64 " complete, %" PRIu64 " unmatched/kernel-only "
+		"(cookie-changed %" PRIu64 ", exit %" PRIu64 ", end %" PRIu64 ", overflow %"
+		PRIu64 ")", st->deferred, ds_s(st->deferred), st->stitched, st->record_first,
+		st->complete, st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
+		st->unm_overflow);
+	print_lost(out, st, true);
+	fputc('\n', out);
 }
 
 struct ds_stitch_stats pipeline_stats(const struct pipeline *p)

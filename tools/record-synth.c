@@ -312,10 +312,9 @@ int save_kallsyms(struct rec *r, const char *out)
 	size_t n = 0, cap = 0, nl = 0;
 	FILE *in, *o;
 	bool nonzero = false;
-	struct stat st;
 	int err = 0;
 
-	if (!strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+	if (is_special(out))
 		return 0;	/* no /dev/null.kallsyms, no -.kallsyms */
 	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
 		return 0;

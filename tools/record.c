@@ -337,9 +337,10 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
 			break;
 		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
-			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " samples, %" PRIu64
-				" deferred records, %.1f MB\n", tn - t0, r->nr_samples,
-				r->nr_deferred, r->bytes / 1048576.0);
+			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " sample%s, %" PRIu64
+				" deferred record%s, %.1f MB\n", tn - t0, r->nr_samples,
+				ds_s(r->nr_samples), r->nr_deferred, ds_s(r->nr_deferred),
+				r->bytes / 1048576.0);
 			last_progress = tn;
 		}
 	}
@@ -390,6 +391,7 @@ static int record(struct rec *r, int argc, char **argv)
 	struct ds_stitch_stats st;
 	char tmp[4096];
 	const char *path;
+	bool summary;
 	int ret;
 
 	ret = parse_record_opts(argc, argv, &r->o);
@@ -422,8 +424,9 @@ static int record(struct rec *r, int argc, char **argv)
 		return 1;
 	}
 	path = r->o.out;
-	if (r->o.stitched && !strcmp(r->o.out, "-")) {
-		/* the raw records go to a temp file, converted to stdout */
+	if (r->o.stitched && is_special(r->o.out)) {
+		/* the raw records go to a temp file, converted to stdout (or
+		 * to a device: no /dev/null.raw.tmp) */
 		const char *td = getenv("TMPDIR");
 		int fd;
 
@@ -453,10 +456,12 @@ static int record(struct rec *r, int argc, char **argv)
 			unlink(path);
 		return r->exec_errno == ENOENT ? 127 : 126;
 	}
+	/* a stream or a device (-o /dev/null) cannot be read back: no summary */
+	summary = !is_special(r->o.out);
 	if (r->o.stitched) {
 		ret = convert_file(path, r->o.out, &st);
 		unlink(path);
-	} else if (strcmp(path, "-")) {
+	} else if (summary) {
 		struct pipeline p;
 
 		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
@@ -465,12 +470,11 @@ static int record(struct rec *r, int argc, char **argv)
 	}
 	if (ret)
 		return 1;
-	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " records, %.1f KiB)\n",
+	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " record%s, %.1f KiB)\n",
 		strcmp(r->o.out, "-") ? r->o.out : "standard output (pipe mode)",
 		r->defer ? "defer" : "classic", r->o.stitched ? ", stitched" : "",
-		r->nr_records, r->bytes / 1024.0);
-	/* a stream cannot be read back: its reader prints the summary */
-	if (strcmp(path, "-")) {
+		r->nr_records, ds_s(r->nr_records), r->bytes / 1024.0);
+	if (summary) {
 		fprintf(stderr, PROG ": ");
 		print_summary(stderr, &st);
 	}

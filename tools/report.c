@@ -141,7 +141,14 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 				 1, have_period ? o->ev->period : 1);
 }
 
-/* The SVG or pprof file goes to a temp file renamed into place on success. */
+static int write_to(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
+		    FILE *f, const char *title)
+{
+	return mode == 'P' ? ds_profile_write_pprof(prof, f) : ds_fold_write_svg(fold, f, title);
+}
+
+/* The SVG or pprof file goes to a temp file renamed into place on success;
+ * "-" is standard output (a gzipped pprof is not written to a terminal). */
 static int write_out(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
 		     const char *path, const char *title)
 {
@@ -149,6 +156,20 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 	FILE *f;
 	int fd, err;
 
+	if (!strcmp(path, "-")) {
+		if (mode == 'P' && isatty(STDOUT_FILENO)) {
+			die_msg("report: --pprof -: not writing a gzipped profile to a "
+				"terminal (redirect standard output or give a file)");
+			return -EINVAL;
+		}
+		err = write_to(mode, fold, prof, stdout, title);
+		if (err) {
+			if (err != -ENOMEM)
+				die_msg("writing standard output: %s", strerror(-err));
+			return err;
+		}
+		return finish_stdout();
+	}
 	fd = outfile_create(&of, path);
 	if (fd < 0)
 		return fd;
@@ -160,10 +181,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 		outfile_abort(&of);
 		return err;
 	}
-	if (mode == 'P')
-		err = ds_profile_write_pprof(prof, f);
-	else
-		err = ds_fold_write_svg(fold, f, title);
+	err = write_to(mode, fold, prof, f, title);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -182,7 +200,7 @@ static void usage_report(FILE *f)
 		"                         [--text | --folded | --svg OUT.svg | --pprof OUT.pb.gz]\n"
 		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
 		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
-		"                         [--event NAME] [--force-symbols]\n"
+		"                         [--event NAME] [--force-symbols] [--full-names]\n"
 		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
 		"time order, stitch deferred user callchains and print:\n"
 		"  --text        perf-report-like table: Children (inclusive) and Self\n"
@@ -190,7 +208,7 @@ static void usage_report(FILE *f)
 		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
 		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
 		"  --pprof FILE  gzipped pprof profile.proto (go tool pprof, Pyroscope,\n"
-		"                Parca, Grafana)\n"
+		"                Parca, Grafana); --svg -, --pprof -: standard output\n"
 		"  -i FILE       input (default perf.data; -: standard input, pipe mode)\n"
 		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
 		"                /proc/kallsyms)\n"
@@ -212,9 +230,11 @@ static void usage_report(FILE *f)
 		"                --event, the first with samples\n"
 		"  --force-symbols  symbolize objects whose build-id differs from the\n"
 		"                recorded one (by default their frames are addresses)\n"
+		"  --full-names  C++ functions with their parameters and return type\n"
+		"                (by default without, as perf: std::sort<It, Cmp>)\n"
 		"Every output is weighted by the samples' periods, like perf report.\n"
 		"Samples whose deferred record never came are shown under\n"
-		"'[user stack not stitched]'. A summary goes to stderr.\n");
+		"'[user stack not stitched]'. A summary ends --text (else on stderr).\n");
 }
 
 static const char *out_name(int mode)
@@ -464,6 +484,7 @@ int cmd_report(int argc, char **argv)
 		{ "dsos", required_argument, NULL, 'd' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "force-symbols", no_argument, NULL, 'Y' },
+		{ "full-names", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -483,7 +504,7 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:k:s:g:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; break;
+		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
 		case 'e': r.event = optarg; break;
 		case 't': case 'f': case 'V': case 'P':
 			/* one output: --text, --folded, --svg or --pprof */
@@ -529,6 +550,7 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			break;
 		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
+		case 'N': sym |= PL_FULL_NAMES; break;
 		case 'h': usage_report(stdout); return 0;
 		default: usage_report(stderr); goto out;
 		}
@@ -550,7 +572,7 @@ int cmd_report(int argc, char **argv)
 		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
 	r.p = &p;
 	r.mode = mode;
-	if (outpath && same_file(in, outpath)) {
+	if (outpath && strcmp(outpath, "-") && same_file(in, outpath)) {
 		die_msg("%s and %s are the same file: give another --%s", in, outpath,
 			out_name(mode));
 		goto out;
@@ -589,6 +611,7 @@ int cmd_report(int argc, char **argv)
 		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in);
 		break;
 	default:
+		/* the summary ends the table (once: not on stderr too) */
 		err = write_text(&r, &to);
 		if (!err)
 			print_pipeline_summary(stdout, &p);
@@ -597,7 +620,7 @@ int cmd_report(int argc, char **argv)
 		else if (err != -ENOMEM)
 			die_msg("writing standard output: %s", strerror(-err));
 	}
-	if (!err)
+	if (!err && mode != 't')
 		print_pipeline_summary(stderr, &p);
 done:
 	if (err == -ENOMEM)

@@ -663,6 +663,7 @@ static void usage_script(FILE *f)
 {
 	fprintf(f,
 		"usage: deferstack script [-i FILE|-] [-k KALLSYMS] [-a|--all] [--force-symbols]\n"
+		"                         [--full-names]\n"
 		"Print every sample like perf script: comm, pid/tid, [cpu], time, period,\n"
 		"event, then the stitch status (stitched / kernel-only with the reason /\n"
 		"complete) and the cookie, and the frames, leaf first: address,\n"
@@ -671,7 +672,9 @@ static void usage_script(FILE *f)
 		"  -k FILE    kallsyms (default FILE.kallsyms, then /proc/kallsyms)\n"
 		"  -a, --all  also print non-sample records (deferred, mmap, comm, ...)\n"
 		"  --force-symbols  symbolize objects whose build-id differs from the\n"
-		"             recorded one (by default their frames are addresses)\n");
+		"             recorded one (by default their frames are addresses)\n"
+		"  --full-names  C++ functions with their parameters and return type\n"
+		"             (by default without, as perf script: std::sort<It, Cmp>)\n");
 }
 
 int cmd_script(int argc, char **argv)
@@ -681,6 +684,7 @@ int cmd_script(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, 'k' },
 		{ "all", no_argument, NULL, 'a' },
 		{ "force-symbols", no_argument, NULL, 'Y' },
+		{ "full-names", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -697,9 +701,10 @@ int cmd_script(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; break;
+		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
 		case 'a': s.all = true; break;
 		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
+		case 'N': sym |= PL_FULL_NAMES; break;
 		case 'h': usage_script(stdout); return 0;
 		default: usage_script(stderr); return 2;
 		}

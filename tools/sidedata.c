@@ -53,10 +53,9 @@ int side_note_mmap(struct side_data *sd, const struct perf_event_header *h,
 int side_save(struct side_data *sd, const char *out)
 {
 	char path[PATH_MAX];
-	struct stat st;
 	int err;
 
-	if (!strcmp(out, "-") || (stat(out, &st) == 0 && !S_ISREG(st.st_mode)))
+	if (is_special(out))
 		goto done;	/* no /dev/null.vdso, no -.vdso */
 	if (snprintf(path, sizeof(path), "%s.vdso", out) < (int)sizeof(path)) {
 		err = ds_vdso_save(path);

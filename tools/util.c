@@ -111,6 +111,13 @@ void restore_write_signals(void)
 
 /* ------------------------------------------------- temp + rename */
 
+int is_special(const char *path)
+{
+	struct stat st;
+
+	return !strcmp(path, "-") || (stat(path, &st) == 0 && !S_ISREG(st.st_mode));
+}
+
 int same_file(const char *a, const char *b)
 {
 	struct stat sa, sb;

@@ -248,6 +248,11 @@ DS_API bool ds_reader_unfinished(const struct ds_reader *r);
 DS_API bool ds_reader_pipe_mode(const struct ds_reader *r);
 /* Bytes of a cut last record that ended the data. */
 DS_API uint64_t ds_reader_trailing(const struct ds_reader *r);
+/* Bytes of the data section missing from a file cut short (its header says
+ * more than the file holds), 0 if none: the records are read up to the cut
+ * (a cut last record ends the data), the features after the data (build-ids,
+ * event names) are gone. */
+DS_API uint64_t ds_reader_truncated(const struct ds_reader *r);
 /* Data offset of the next record. */
 DS_API uint64_t ds_reader_offset(const struct ds_reader *r);
 /* The attr a record belongs to (by id, else the first attr; NULL before
@@ -465,6 +470,11 @@ struct ds_symbols_opts {
 	 * (.build-id/XX/REST.debug); NULL: $PERF_BUILDID_DIR, else
 	 * $HOME/.debug, as perf; "": none */
 	const char *buildid_dir;
+	/* C++ functions: false (default) names them as perf does, without
+	 * their parameter list and a template function's return type
+	 * ("std::sort<It, Cmp>", "A::f"); true keeps __cxa_demangle's whole
+	 * signature ("void std::sort<It, Cmp>(It, It, Cmp)", "A::f(int) const") */
+	bool full_names;
 };
 
 /* Create with options (NULL: defaults).  -E2BIG: opts of a newer library

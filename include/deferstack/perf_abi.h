@@ -42,9 +42,20 @@
 #define DS_ATTR_FLAGS_OFFSET \
 	(offsetof(struct perf_event_attr, read_format) + sizeof(uint64_t))
 
-_Static_assert(DS_ATTR_FLAGS_OFFSET == 40, "perf_event_attr flags word at 40");
-_Static_assert(offsetof(struct perf_event_attr, wakeup_events) == 48,
-	       "flags word is one u64 followed by the wakeup union");
+/* C11's _Static_assert, C++11's static_assert: the header is C and C++ */
+#ifdef __cplusplus
+#define DS_STATIC_ASSERT(e, msg) static_assert(e, msg)
+#else
+#define DS_STATIC_ASSERT(e, msg) _Static_assert(e, msg)
+#endif
+
+DS_STATIC_ASSERT(DS_ATTR_FLAGS_OFFSET == 40, "perf_event_attr flags word at 40");
+DS_STATIC_ASSERT(offsetof(struct perf_event_attr, wakeup_events) == 48,
+		 "flags word is one u64 followed by the wakeup union");
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* Read/modify the attr flags word without relying on bitfield names that
  * older headers lack (memcpy: no aliasing or alignment assumptions). */
@@ -72,5 +83,9 @@ static inline int ds_attr_test_flag(const struct perf_event_attr *attr, unsigned
 {
 	return (int)((ds_attr_flags(attr) >> bit) & 1);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* DEFERSTACK_PERF_ABI_H */

@@ -9,10 +9,14 @@ mkdir -p "$T/dbg"
 va() { nm "$B/burn" | awk -v s="$1" '$3 == s { print $1 }'; }
 check "symbols: a function of an unstripped binary" \
 	bash -c "'$RES' '$B/burn' burn_leaf | grep -q '^burn_leaf +0x1 burn [0-9a-f]\{40\}$'"
-check "symbols: C++ names demangled" \
+check "symbols: C++ names demangled, as perf names them (no parameters)" \
 	bash -c "'$RES' '$B/cxxburn' _ZN4work7SpinnerIlE4spinEl _ZN4work5churnEid > '$T/dbg/cxx.txt' &&
-		grep -qx 'work::Spinner<long>::spin(long) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt' &&
-		grep -qx 'work::churn(int, double) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt'"
+		grep -qx 'work::Spinner<long>::spin +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt' &&
+		grep -qx 'work::churn +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxx.txt'"
+check "symbols: C++ names with full_names: the whole signature" \
+	bash -c "'$RES' --full-names '$B/cxxburn' _ZN4work7SpinnerIlE4spinEl _ZN4work5churnEid > '$T/dbg/cxxf.txt' &&
+		grep -qx 'work::Spinner<long>::spin(long) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxxf.txt' &&
+		grep -qx 'work::churn(int, double) +0x1 cxxburn [0-9a-f]*' '$T/dbg/cxxf.txt'"
 strip --strip-all -o "$T/dbg/burn-s" "$B/burn"
 "$RES" "$T/dbg/burn-s" "$(va burn_leaf)" "$(va burn_middle)" > "$T/dbg/strip.txt"
 check "symbols: a stripped binary per address, like perf ([burn-s+0xOFF], one per function)" \

@@ -40,8 +40,8 @@ else
 	"$DSAN" report -i "$T/multi.data" -k "$T/multi.ks" --svg "$T/flame-multi.svg" 2>/dev/null
 	chrome --dump-dom "file://$T/flame-multi.svg#search=kfunc_b" > "$T/flame-multi.dom"
 	check "chromium: the flame graph is weighted by period (kfunc_b: 70% of the period, 1 of 4 samples)" \
-		bash -c "grep -qF 'Matched: 70.00% (1 of 4 samples, 1 frames)' '$T/flame-multi.dom' &&
-			grep -q '<title>kfunc_b (1 samples, 70.00%)</title>' '$T/flame-multi.dom'"
+		bash -c "grep -qF 'Matched: 70.00% (1 of 4 samples, 1 frame)' '$T/flame-multi.dom' &&
+			grep -q '<title>kfunc_b (1 sample, 70.00%)</title>' '$T/flame-multi.dom'"
 	chrome --screenshot="$T/plain.png" "$url" > /dev/null
 	chrome --screenshot="$T/search.png" "$url#search=kfunc" > /dev/null
 	plain=$(python3 tests/cli/png_count.py "$T/plain.png" 230,0,230 2>&1)

@@ -49,6 +49,11 @@ int main(int argc, char **argv)
 	Elf *e;
 	int fd, rc = 0;
 
+	if (argc > 1 && !strcmp(argv[1], "--full-names")) {
+		so.full_names = true;
+		argv++;
+		argc--;
+	}
 	if (argc > 2 && !strcmp(argv[1], "--build-id")) {
 		const char *h = argv[2];
 
@@ -65,7 +70,7 @@ int main(int argc, char **argv)
 		argc -= 2;
 	}
 	if (argc < 3) {
-		fprintf(stderr, "usage: resolve [--build-id HEX] FILE VADDR...\n");
+		fprintf(stderr, "usage: resolve [--full-names] [--build-id HEX] FILE VADDR...\n");
 		return 2;
 	}
 	elf_version(EV_CURRENT);

@@ -19,6 +19,7 @@
 
 #include "streams.h"
 #include "hash.h"
+#include "internal.h"
 
 static char tmpdir[] = "/tmp/ds-unit-XXXXXX";
 
@@ -565,9 +566,18 @@ static void t_perfdata_bad(void **state)
 		write_bytes(tpath("b3"), c, len);
 		assert_int_equal(ds_reader_open(&rd, tpath("b3"), &ro), -EINVAL);
 		assert_non_null(strstr(eb, "attr section"));
-		/* data section larger than the file */
+		/* data section larger than the file: cut short, read up to
+		 * the end of the file, the bytes missing said */
 		memcpy(c, file, len);
 		memcpy(c + 48, &v, 8);
+		write_bytes(tpath("b4"), c, len);
+		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), 0);
+		assert_true(ds_reader_truncated(rd) > v - len);
+		ds_reader_close(rd);
+		/* data section starting past the end of the file */
+		memcpy(c, file, len);
+		v = len + 64;
+		memcpy(c + 40, &v, 8);
 		write_bytes(tpath("b4"), c, len);
 		assert_int_equal(ds_reader_open(&rd, tpath("b4"), &ro), -EINVAL);
 		assert_non_null(strstr(eb, "past end of file"));
@@ -1562,6 +1572,51 @@ static void t_symbols_stripped(void **state)
 	free(s.b);
 }
 
+/* C++ names as perf prints them (libiberty without DMGL_PARAMS, as
+ * c++filt -p): no parameters, qualifiers or template return type */
+static void t_cxx_perf_name(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "work::Spinner<long>::spin(long)", "work::Spinner<long>::spin" },
+		{ "void std::sort<int*>(int*, int*)", "std::sort<int*>" },
+		{ "unsigned long foo<int>(int)", "foo<int>" },
+		{ "A::f(int) const &", "A::f" },
+		{ "A::g() volatile && noexcept", "A::g" },
+		{ "main::{lambda(int)#1}::operator()(int) const",
+		  "main::{lambda(int)#1}::operator()" },
+		{ "bool operator< <int>(X<int> const&, X<int> const&)", "operator< <int>" },
+		{ "bool __gnu_cxx::operator==<int*>(It<int*> const&, It<int*> const&)",
+		  "__gnu_cxx::operator==<int*>" },
+		{ "operator<<(std::ostream&, A const&)", "operator<<" },
+		{ "A::operator->() const", "A::operator->" },
+		{ "std::vector<int, std::allocator<int> >::operator[](unsigned long)",
+		  "std::vector<int, std::allocator<int> >::operator[]" },
+		{ "operator new(unsigned long)", "operator new" },
+		{ "operator delete[](void*)", "operator delete[]" },
+		{ "X::operator unsigned long() const", "X::operator unsigned long" },
+		{ "(anonymous namespace)::helper(int)", "(anonymous namespace)::helper" },
+		{ "foo(int) [clone .cold]", "foo [clone .cold]" },
+		{ "void bar<1>(char (&) [4]) [clone .isra.0] [clone .cold]",
+		  "bar<1> [clone .isra.0] [clone .cold]" },
+		{ "std::string::_M_data[abi:cxx11]() const", "std::string::_M_data[abi:cxx11]" },
+		/* left alone: data, C names, what does not parse */
+		{ "(anonymous namespace)::counter", "(anonymous namespace)::counter" },
+		{ "plain_c_name", "plain_c_name" },
+		{ "f(int", "f(int" },
+		{ "f(int) junk", "f(int) junk" },
+		{ "", "" },
+	};
+	char buf[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", cases[i][0]);
+		ds_cxx_perf_name(buf);
+		if (strcmp(buf, cases[i][1]))
+			fail_msg("'%s' -> '%s', want '%s'", cases[i][0], buf, cases[i][1]);
+	}
+}
+
 static void t_fold(void **state)
 {
 	struct ds_fold *fo;
@@ -1599,7 +1654,7 @@ static void t_fold(void **state)
 		f = open_memstream(&text, &len);
 		assert_int_equal(ds_fold_write_svg(fw, f, "w"), 0);
 		fclose(f);
-		assert_non_null(strstr(text, "<title>other (1 samples, 70.00%)</title>"));
+		assert_non_null(strstr(text, "<title>other (1 sample, 70.00%)</title>"));
 		assert_non_null(strstr(text, "<title>leaf (3 samples, 30.00%)</title>"));
 		assert_non_null(strstr(text, "data-total=\"1000\" data-samples=\"4\""));
 		free(text);
@@ -1660,6 +1715,7 @@ int main(void)
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
+		cmocka_unit_test(t_cxx_perf_name),
 	};
 
 	return cmocka_run_group_tests_name("libdeferstack", tests, setup, teardown);

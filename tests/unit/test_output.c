@@ -96,7 +96,7 @@ static void t_flame_sibling_merge(void **state)
 		"g 10.00 393.33 'g'\n"
 		"f.cold 796.67 393.33 'f.cold'\n");
 	assert_non_null(strstr(svg, "<title>f (2 samples, 66.67%)</title>"));
-	assert_non_null(strstr(svg, "<title>f.cold (1 samples, 33.33%)</title>"));
+	assert_non_null(strstr(svg, "<title>f.cold (1 sample, 33.33%)</title>"));
 	free(b);
 	free(svg);
 	ds_fold_free(fo);

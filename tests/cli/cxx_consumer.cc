@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// A C++ program built against the public header (deferstack/deferstack.h,
+// perf_abi.h) and linked with the library: read FILE, stitch in file order
+// (a lambda as the callback), fold the stacks, print the counts and the
+// first event's name.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <deferstack/deferstack.h>
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		std::fprintf(stderr, "usage: cxx_consumer FILE\n");
+		return 2;
+	}
+	ds_reader *r = nullptr;
+	ds_stitcher *s = nullptr;
+	struct out {
+		ds_fold *fold = nullptr;
+		ds_symbols *sym = nullptr;
+	} out;
+	std::vector<char> why(256);
+	ds_reader_opts ro = {};
+	ro.sz = sizeof(ro);
+	ro.errbuf = why.data();
+	ro.errbuf_len = why.size();
+	if (ds_reader_open(&r, argv[1], &ro)) {
+		std::fprintf(stderr, "cxx_consumer: %s\n", why.data());
+		return 1;
+	}
+	ds_stitch_opts so = {};
+	so.sz = sizeof(so);
+	so.cb_arg = &out;
+	so.cb = [](void *arg, const ds_stitch_out *o) -> int {
+		struct out *u = static_cast<struct out *>(arg);
+
+		if (o->kind == DS_OUT_RECORD)
+			return ds_symbols_event(u->sym, o->ev);
+		if (!o->chain)
+			return 0;
+		return ds_fold_add_chain(u->fold, u->sym, "cxx", o->ev->pid, o->chain, o->nr,
+					 nullptr, 1, 1);
+	};
+	int err = ds_fold_new(&out.fold);
+	if (!err)
+		err = ds_symbols_new(&out.sym, nullptr);
+	if (!err)
+		err = ds_stitch_new(&s, &so);
+	const perf_event_header *rec;
+	int ret = 0;
+	while (!err && (ret = ds_reader_next(r, &rec)) > 0) {
+		ds_event ev;
+
+		if (rec->type == DS_RECORD_FINISHED_ROUND)
+			continue;
+		err = ds_reader_parse(r, rec, &ev);
+		if (!err)
+			err = ds_stitch_event(s, &ev);
+	}
+	if (!err && ret < 0)
+		err = ret;
+	if (!err)
+		err = ds_stitch_finish(s);
+	if (!err) {
+		char buf[64];
+		std::string name = ds_attr_name(ds_reader_attr(r, 0), buf, sizeof(buf));
+		const ds_stitch_stats *st = ds_stitch_get_stats(s);
+
+		std::printf("event=%s samples=%llu stitched=%llu folded=%llu\n", name.c_str(),
+			    (unsigned long long)st->samples, (unsigned long long)st->stitched,
+			    (unsigned long long)ds_fold_samples(out.fold));
+	} else {
+		std::fprintf(stderr, "cxx_consumer: error %d\n", err);
+	}
+	ds_stitch_free(s);
+	ds_fold_free(out.fold);
+	ds_symbols_free(out.sym);
+	ds_reader_close(r);
+	return err ? 1 : 0;
+}
