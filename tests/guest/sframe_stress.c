@@ -33,7 +33,8 @@
  * Walk time is the time from a sample in user mode to its deferred record
  * (written on the way back to user space, right after the walk).
  * Bounds: a walk takes under WALK_BOUND_MS, a SIGKILL is reaped within
- * KILL_BOUND_MS, on the debug kernel (KASAN, lockdep) under emulation.
+ * KILL_BOUND_MS, times DS_PERIOD_SCALE (the harness's slowdown of the
+ * debug kernel, 4: KASAN, lockdep) under emulation.
  * On the mainline reference (no SFrame for user stacks) nothing is checked.
  */
 #define _GNU_SOURCE
@@ -64,6 +65,7 @@
 #define KILL_BOUND_MS	3000
 
 static int mainline;
+static long bound_scale = 1;	/* DS_PERIOD_SCALE */
 static bool faults;	/* allocations fail in the unwinder: stacks may be cut short */
 static struct ds_symtab *st;
 
@@ -418,9 +420,9 @@ static int check_ring(int *failed, const char *obj, long depth, bool hostile)
 			 obj);
 		DS_CHECK(failed, t.missing == 0 || r.c.lost,
 			 "%s: every sample has its record (%ld missing)", obj, t.missing);
-		DS_CHECK(failed, t.walks_timed >= 20 && t.walk_max_us < WALK_BOUND_MS * 1000L,
-			 "%s, %ld deep: %ld walks timed, the longest %ld us < %d ms", obj, depth,
-			 t.walks_timed, t.walk_max_us, WALK_BOUND_MS);
+		DS_CHECK(failed, t.walks_timed >= 20 && t.walk_max_us < WALK_BOUND_MS * 1000L * bound_scale,
+			 "%s, %ld deep: %ld walks timed, the longest %ld us < %ld ms", obj, depth,
+			 t.walks_timed, t.walk_max_us, WALK_BOUND_MS * bound_scale);
 		if (hostile)
 			DS_CHECK(failed, s1.objects_untrusted - s0.objects_untrusted >= 1,
 				 "hostile tables marked untrusted (%ld)",
@@ -449,10 +451,10 @@ static int check_kill(int *failed, const char *obj, const char *name)
 	printf("# kill (%s): 16 threads, %ld records, SIGKILL reaped in %ld ms\n", name,
 	       t.records, r.kill_ms);
 	if (!mainline)
-		DS_CHECK(failed, WIFSIGNALED(r.status) && r.kill_ms >= 0 && r.kill_ms < KILL_BOUND_MS &&
+		DS_CHECK(failed, WIFSIGNALED(r.status) && r.kill_ms >= 0 && r.kill_ms < KILL_BOUND_MS * bound_scale &&
 			 t.records >= 16,
-			 "SIGKILL of 16 threads walking 500 frames (%s): reaped in %ld ms < %d ms (%ld records before)",
-			 name, r.kill_ms, KILL_BOUND_MS, t.records);
+			 "SIGKILL of 16 threads walking 500 frames (%s): reaped in %ld ms < %ld ms (%ld records before)",
+			 name, r.kill_ms, KILL_BOUND_MS * bound_scale, t.records);
 	ds_collect_free(&r.c);
 	return 0;
 }
@@ -564,7 +566,7 @@ static int check_big(int *failed)
 	print_tally("big", &r, &t);
 	if (!mainline)
 		DS_CHECK(failed, ran_ok(&r) && t.hits >= 20 && t.missing == 0 &&
-			 (faults || t.whole == t.hits) && t.walk_max_us < WALK_BOUND_MS * 1000L,
+			 (faults || t.whole == t.hits) && t.walk_max_us < WALK_BOUND_MS * 1000L * bound_scale,
 			 "an object with a table over 4 MiB: every record whole (%ld of %ld, %ld missing), the longest walk %ld us",
 			 t.whole, t.hits, t.missing, t.walk_max_us);
 	ds_collect_free(&r.c);
@@ -947,6 +949,8 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	mainline = ds_kernel_is_mainline();
+	if (getenv("DS_PERIOD_SCALE") && atol(getenv("DS_PERIOD_SCALE")) > 1)
+		bound_scale = atol(getenv("DS_PERIOD_SCALE"));
 	st = ds_symtab_load(SF_DIR "/sf_multi");
 	if (!st || set_max_stack("1024") || write_hostile(hostile)) {
 		printf("# setup failed: %s\n", strerror(errno));
