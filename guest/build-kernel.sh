@@ -7,6 +7,8 @@
 # extracted once into build/linux (a git tree, tag "debian-base"), the series is
 # applied with git am whenever kernel/patches/ changes, and the kernel is built
 # out of tree in build/obj-FLAVOUR[-clang] with ccache. Prints the bzImage path.
+# DS_KERNEL_OBJECTS=touched: only the objects of the .c files the series
+# touches (a compile check), and prints the build directory.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 . "$DS_ROOT/guest/kernel-lib.sh"
@@ -47,5 +49,23 @@ fi
 
 ds_kernel_tree
 configure "$obj"
+if [ "${DS_KERNEL_OBJECTS:-}" = touched ]; then
+	# A compile check of what the series touches, no image: no guest boots
+	# a clang kernel (tests/run-all.sh's kernel-clang, kernel-warnings).
+	mapfile -t objs < <(git -C "$DS_SRC" diff --name-only debian-base..HEAD -- '*.c' |
+		sed -n 's/\.c$/.o/p')
+	make -s -C "$DS_SRC" O="$obj" "${mk[@]}" -j"$DS_JOBS" prepare >&2
+	log=$obj/touched-objects.log
+	make -k -s -C "$DS_SRC" O="$obj" "${mk[@]}" -j"$DS_JOBS" ${DS_KMAKE_EXTRA:-} \
+		"${objs[@]}" > "$log" 2>&1 || true
+	# make -k: objects this configuration does not build fail to make; an
+	# error in a file the series touches fails the build.
+	pattern=$(printf '%s\n' "${objs[@]}" | sed 's/\.o$/.c/; s/[.]/\\./g' | paste -sd'|')
+	if grep -E "($pattern):[0-9]+:[0-9]+: error" "$log" >&2; then
+		ds_die "the series' files do not compile with $cc (log: $log)"
+	fi
+	echo "$obj"
+	exit 0
+fi
 make -s -C "$DS_SRC" O="$obj" "${mk[@]}" -j"$DS_JOBS" ${DS_KMAKE_EXTRA:-} bzImage >&2
 echo "$obj/arch/x86/boot/bzImage"

@@ -59,7 +59,8 @@ stage() {
 
 userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
 fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
-kernel_clang() { "$root/guest/build-kernel.sh" fast clang >/dev/null; }
+# No guest boots a clang kernel: clang compiles what the series touches.
+kernel_clang() { DS_KERNEL_OBJECTS=touched "$root/guest/build-kernel.sh" fast clang >/dev/null; }
 guest() { "$root/guest/run-guest.sh" -k "$1" -s "${2:-all}"; }
 differential() {
 	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-ref.log"
