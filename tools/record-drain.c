@@ -50,7 +50,8 @@ int open_output(struct rec *r, const char *path, bool task)
 		wo.pipe = true;
 		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, n, &wo);
 	} else {
-		err = rotate_old(r->o.out);
+		/* windows have names of their own */
+		err = r->o.switch_mode ? 0 : rotate_old(r->o.out);
 		if (err)
 			goto out;	/* rotate_old() said why */
 		err = ds_writer_open(&r->w, path, attrs, n, &wo);
