@@ -81,6 +81,71 @@ static int window_name(struct rec *r)
 	return 0;
 }
 
+/* The processes of /proc whose parent is in v[0, n), added to v (the
+ * target's tree; v[0] is the target): 0 or -ENOMEM. */
+static int add_children(pid_t **v, size_t *n, size_t *cap)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && !err) {
+		char path[64], line[512], *p;
+		pid_t pid = (pid_t)atoi(de->d_name), ppid;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* "PID (COMM) S PPID ...": the comm may hold anything */
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		for (size_t i = 0; i < *n; i++) {
+			if ((*v)[i] == pid)
+				break;
+			if ((*v)[i] != ppid)
+				continue;
+			if (ds_grow(v, cap, *n + 1, sizeof(**v)))
+				err = -ENOMEM;
+			else
+				(*v)[(*n)++] = pid;
+			break;
+		}
+	}
+	closedir(d);
+	return err;
+}
+
+/* COMM and mappings of root and its descendants alive now. */
+static int synth_tree(struct rec *r, pid_t root)
+{
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0, before;
+	int err = 0;
+
+	if (root <= 0)
+		return 0;
+	if (ds_grow(&v, &cap, 1, sizeof(*v)))
+		return -ENOMEM;
+	v[n++] = root;
+	/* a pass per generation (a child listed before its parent) */
+	do {
+		before = n;
+		err = add_children(&v, &n, &cap);
+	} while (!err && n != before);
+	for (size_t i = 0; i < n && !err; i++)
+		err = synth_process(r, v[i]);
+	free(v);
+	return err;
+}
+
 int window_open(struct rec *r)
 {
 	int err = window_name(r);
@@ -92,13 +157,20 @@ int window_open(struct rec *r)
 		return err;
 	r->nr_windows++;
 	r->win_t0 = now_s();
-	r->win_bytes0 = r->bytes;
 	r->win_samples0 = r->nr_samples;
 	r->win_deferred0 = r->nr_deferred;
 	r->win_lost0 = r->nr_lost;
-	/* later windows of a command or -p: every process, for the
-	 * children the target started meanwhile */
-	err = synth_start(r, r->nr_windows > 1);
+	/* later windows of a command or -p: the target and the children
+	 * it started meanwhile */
+	if (r->nr_windows > 1 && !r->o.all) {
+		err = synth_kernel(r);
+		if (!err)
+			err = synth_tree(r, r->o.cmd ? r->child : r->o.pid);
+	} else {
+		err = synth_start(r, false);
+	}
+	/* SIZE counts what the rings bring, not the maps synthesized here */
+	r->win_bytes0 = r->bytes;
 	return err;
 }
 
