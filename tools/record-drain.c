@@ -116,6 +116,13 @@ void say_werr(struct rec *r, const char *then)
 
 int write_rec(struct rec *r, const struct perf_event_header *h)
 {
+	if (r->o.switch_mode && r->defer &&
+	    (h->type == PERF_RECORD_SAMPLE || h->type == DS_RECORD_CALLCHAIN_DEFERRED)) {
+		int ret = window_note(r, h);
+
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	switch (h->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

@@ -7,12 +7,16 @@
  * kallsyms subset, side data and build-ids.
  *
  * Boundary: the events stay enabled; at a switch the rings are drained
- * into the old window, which is then closed, and every later record goes
- * to the new one: each record is in exactly one window.  A deferred
- * record goes to the window it is drained into: when it follows its
- * sample across a switch, the old window shows that sample as
- * "[user stack not stitched]" (end of data) and the new one counts the
- * record as unmatched.
+ * into the old window, and every later record goes to the new one: each
+ * sample is in exactly one window.  Defer mode: a deferred record follows
+ * its sample by up to one return to user space, so it may be drained
+ * after the switch.  A window whose tasks' last samples still wait for
+ * their records (tid -> cookie) stays open for them, at most CARRY_SECS
+ * or until the next switch: such a record is written to its sample's
+ * window (and to the new one too when a sample of the new window shares
+ * its cookie); any other record goes to the new window.  A record later
+ * than that leaves its sample "[user stack not stitched]" in the old
+ * window and is unmatched in the new one.
  *
  * Retention (--keep N, --max-size SIZE) runs after each window is closed,
  * over every FILE.<timestamp> of FILE's directory (an earlier run's
@@ -32,6 +36,8 @@
 #include "record.h"
 
 #define TS_LEN 16	/* YYYYmmddHHMMSS + hundredths */
+/* how long a window stays open for the deferred records of its samples */
+#define CARRY_SECS 1.0
 
 double now_s(void)
 {
@@ -283,6 +289,10 @@ static void retain(struct rec *r)
 		die_msg("cannot list the windows of %s: %s", r->o.out, strerror((int)-n));
 		return;
 	}
+	/* the window being written is not a candidate (the previous one is
+	 * closed while the next one is open) */
+	if (n > 0 && r->w && !strcmp(v[n - 1].name, basename(strcpy(d1, r->win_path))))
+		n--;
 	for (long i = n - 1; i >= 0; i--) {
 		bool keep = i == n - 1;
 
@@ -298,44 +308,153 @@ static void retain(struct rec *r)
 
 /* ------------------------------------------------------------ switch */
 
-/* Close the current window: side files (unless err), header, retention,
- * and a line; the per-window notes are emptied for the next one. */
-static int window_close(struct rec *r, int err)
+static void say_window(const char *path, uint64_t samples, uint64_t deferred, uint64_t lost,
+		       uint64_t bytes)
 {
+	fprintf(stderr, PROG ": window %s: %" PRIu64 " samples, %" PRIu64 " deferred records, %"
+		PRIu64 " lost, %.1f KiB\n", path, samples, deferred, lost, bytes / 1024.0);
+}
+
+static void free_objs(struct ds_htab *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->s[i].val);
+	ds_htab_free(t);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Close the previous window, kept open for deferred records. */
+static int close_prev(struct rec *r)
+{
+	struct rec_prev *p = &r->prev;
+	struct ds_writer *cur = r->w;
+	struct ds_htab objs = r->objs;
+	const char *path = r->path;
+	int err;
+
+	if (!p->w)
+		return 0;
+	/* close_output() closes r->w with the build-ids of r->objs */
+	r->w = p->w;
+	r->objs = p->objs;
+	r->path = p->path;
+	err = close_output(r, r->ncpu, r->argc, r->argv);
+	free_objs(&r->objs);
+	r->w = cur;
+	r->objs = objs;
+	r->path = path;
+	p->w = NULL;
+	ds_htab_free(&p->pend);
+	memset(&p->pend, 0, sizeof(p->pend));
+	if (err)
+		return write_err(r, err);
+	say_window(p->path, p->samples, p->deferred, p->lost, p->bytes);
+	retain(r);
+	return 0;
+}
+
+int window_note(struct rec *r, const struct perf_event_header *h)
+{
+	struct ds_event ev;
+	void *c, *cur;
+	int err;
+
+	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.has_cookie || !ev.cookie)
+		return 0;
+	c = (void *)(uintptr_t)ev.cookie;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		/* the task's latest sample waits for the record of its cookie */
+		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
+		return ds_htab_put(&r->pend, ev.tid, c);
+	}
+	cur = ds_htab_get(&r->pend, ev.tid, NULL, NULL);
+	if (cur == c)
+		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
+	if (!r->prev.w || ds_htab_get(&r->prev.pend, ev.tid, NULL, NULL) != c)
+		return 0;
+	/* its sample is in the previous window: the record goes there (and
+	 * here too when a sample of this window shares the cookie) */
+	ds_htab_del(&r->prev.pend, ev.tid, NULL, NULL);
+	err = write_err(r, ds_writer_write(r->prev.w, h));
+	if (err)
+		return err;
+	r->nr_deferred++;
+	r->nr_records++;
+	r->bytes += h->size;
+	r->win_bytes0 += h->size;	/* not the current window's size */
+	r->prev.deferred++;
+	r->prev.bytes += h->size;
+	return cur == c ? 0 : 1;
+}
+
+int window_tick(struct rec *r, double now)
+{
+	if (!r->prev.w || (r->prev.pend.used && now < r->prev.until))
+		return 0;
+	return close_prev(r);
+}
+
+/* Close the current window: side files (unless err), header, retention,
+ * and a line; the per-window notes are emptied for the next one.  In
+ * defer mode, a window (not the last) whose samples wait for their
+ * deferred records stays open for them, CARRY_SECS at most. */
+static int window_close(struct rec *r, int err, bool last)
+{
+	struct rec_prev *p = &r->prev;
 	int e2;
 
 	if (!err)
 		err = save_kallsyms(r, r->win_path);
 	if (!err)
 		side_save(&r->side, r->win_path);
+	ds_htab_free(&r->kips);
+	memset(&r->kips, 0, sizeof(r->kips));
+	if (!err && !last && r->pend.used) {
+		p->w = r->w;
+		p->objs = r->objs;
+		p->pend = r->pend;
+		strcpy(p->path, r->win_path);
+		p->until = now_s() + CARRY_SECS;
+		p->samples = r->nr_samples - r->win_samples0;
+		p->deferred = r->nr_deferred - r->win_deferred0;
+		p->lost = r->nr_lost - r->win_lost0;
+		p->bytes = r->bytes - r->win_bytes0;
+		r->w = NULL;
+		memset(&r->objs, 0, sizeof(r->objs));
+		memset(&r->pend, 0, sizeof(r->pend));
+		return 0;
+	}
+	ds_htab_free(&r->pend);
+	memset(&r->pend, 0, sizeof(r->pend));
 	e2 = close_output(r, r->ncpu, r->argc, r->argv);
+	free_objs(&r->objs);
 	if (!err && e2)
 		err = write_err(r, e2);
-	if (!err)
-		fprintf(stderr, PROG ": window %s: %" PRIu64 " samples, %" PRIu64
-			" deferred records, %" PRIu64 " lost, %.1f KiB\n", r->win_path,
-			r->nr_samples - r->win_samples0, r->nr_deferred - r->win_deferred0,
-			r->nr_lost - r->win_lost0, (r->bytes - r->win_bytes0) / 1024.0);
-	for (size_t i = 0; i < r->objs.cap; i++)
-		free(r->objs.s[i].val);
-	ds_htab_free(&r->objs);
-	ds_htab_free(&r->kips);
-	memset(&r->objs, 0, sizeof(r->objs));
-	memset(&r->kips, 0, sizeof(r->kips));
+	if (err)
+		return err;
+	say_window(r->win_path, r->nr_samples - r->win_samples0,
+		   r->nr_deferred - r->win_deferred0, r->nr_lost - r->win_lost0,
+		   r->bytes - r->win_bytes0);
 	retain(r);
-	return err;
+	return 0;
 }
 
 int window_switch(struct rec *r)
 {
-	int err = window_close(r, 0);
+	int err = close_prev(r);
 
+	if (!err)
+		err = window_close(r, 0, false);
 	return err ? err : window_open(r);
 }
 
 int window_finish(struct rec *r, int err)
 {
-	return r->w ? window_close(r, err) : err;
+	int e2 = close_prev(r);
+
+	if (!err)
+		err = e2;
+	return r->w ? window_close(r, err, true) : err;
 }
 
 void window_summary(const struct rec *r)

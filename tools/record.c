@@ -217,6 +217,11 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 			if (err)
 				break;
 		}
+		if (windows && r->prev.w) {
+			err = window_tick(r, tn);
+			if (err)
+				break;
+		}
 		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
 			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " samples, %" PRIu64
 				" deferred records, %.1f MB\n", tn - t0, r->nr_samples,

@@ -107,6 +107,17 @@ struct rec {
 	double win_t0;		/* when it started (CLOCK_MONOTONIC) */
 	uint64_t win_bytes0, win_samples0, win_deferred0, win_lost0;
 	unsigned long nr_windows;
+	/* defer mode: the tasks whose last sample of the window waits for
+	 * its deferred record (tid -> cookie); the previous window stays
+	 * open for the records of its waiting samples for a while */
+	struct ds_htab pend;
+	struct rec_prev {
+		struct ds_writer *w;	/* NULL: none open */
+		char path[PATH_MAX];
+		struct ds_htab objs, pend;
+		double until;		/* closed then at the latest */
+		uint64_t samples, deferred, lost, bytes;
+	} prev;
 };
 
 /* tools/record-opts.c ----------------------------------------------- */
@@ -128,6 +139,12 @@ bool window_due(const struct rec *r, double now, bool asked);
 /* Close the current window (readable, side files, retention), open the
  * next one: 0 or -errno (said). */
 int window_switch(struct rec *r);
+/* Defer mode: a sample or deferred record about to be written: 1 it
+ * went to the previous window (its sample's), 0 write it, or -errno. */
+int window_note(struct rec *r, const struct perf_event_header *h);
+/* Close the previous window once its samples have their records or its
+ * time is up: 0 or -errno. */
+int window_tick(struct rec *r, double now);
 /* Close the last window (err: the recording failed: no side files). */
 int window_finish(struct rec *r, int err);
 /* The closing lines: windows written, samples in all. */

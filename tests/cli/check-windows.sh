@@ -16,19 +16,22 @@ wsamples() {
 	"$DS" report -i "$1" --folded 2>&1 > /dev/null |
 		sed -n 's/^summary: \([0-9]*\) samples.*/\1/p'
 }
-# FILE: each window read by our report (its folded stacks have burn_leaf,
-# no warning about an unfinished file) and, when installed, by perf
+# FILE: each window read by our report (its folded stacks name burn_leaf,
+# no warning about an unfinished file) and, when installed, by perf report
+# (burn_leaf too); the last window may be a few samples long: read only
 windows_read() {
-	local w n=0
+	local w n=0 last
+	last=$(windows "$1" | tail -1)
 	for w in $(windows "$1"); do
 		n=$((n + 1))
 		"$DSAN" report -i "$w" --folded > "$w.folded" 2> "$w.err" &&
-			grep -q 'burn_leaf' "$w.folded" &&
+			{ [ "$w" = "$last" ] || grep -q 'burn_leaf' "$w.folded"; } &&
 			! grep -q 'not finished\|Sanitizer\|runtime error' "$w.err" ||
 			{ echo "report $w:"; cat "$w.err"; return 1; }
 		if command -v perf > /dev/null; then
-			perf report -i "$w" --stdio 2> /dev/null | grep -q burn_leaf ||
-				{ echo "perf report $w: no burn_leaf"; return 1; }
+			perf report -i "$w" --stdio > "$w.perf" 2>&1 &&
+				{ [ "$w" = "$last" ] || grep -q burn_leaf "$w.perf"; } ||
+				{ echo "perf report $w:"; tail -5 "$w.perf"; return 1; }
 		fi
 	done
 	[ $n -gt 0 ]
@@ -122,11 +125,12 @@ else
 	check "--keep 2: the windows left are read" windows_read "$WD/k.data"
 	"$DS" record -F 499 --switch-output=1s --switch-max-files=1 -o "$WD/m.data" -- "$WBURN" 2.5 2> "$WD/m.err"
 	check "--switch-max-files=1 (perf's name): 1 window left" test "$(nwin "$WD/m.data")" -eq 1
-	"$DS" record -F 999 --switch-output=40K --max-size 150K -o "$WD/x.data" -- "$WBURN" 2 2> "$WD/x.err"
+	"$DS" record -F 999 --switch-output=40K --max-size 60K -o "$WD/x.data" -- "$WBURN" 2.5 2> "$WD/x.err"
 	rc=$?
 	xs=$(for w in $(windows "$WD/x.data"); do stat -c %s "$w" "$w.kallsyms" "$w.vdso"; done | awk '{ s += $1 } END { print s + 0 }')
-	check "--max-size 150K: $(nwin "$WD/x.data") windows left, $xs bytes (<= 150 KiB, the newest kept)" \
-		bash -c "[ $rc -eq 0 ] && [ $(nwin "$WD/x.data") -ge 1 ] && [ $xs -le 153600 ] &&
+	check "--max-size 60K: $(nwin "$WD/x.data") windows left, $xs bytes (<= 60 KiB or the newest alone)" \
+		bash -c "[ $rc -eq 0 ] && [ $(nwin "$WD/x.data") -ge 1 ] &&
+			{ [ $xs -le 61440 ] || [ $(nwin "$WD/x.data") -eq 1 ]; } &&
 			[ \$(grep -c '^deferstack: window ' '$WD/x.err') -gt $(nwin "$WD/x.data") ] || { cat '$WD/x.err'; false; }"
 
 	# --- signals: SIGHUP and SIGUSR2 start a window (SIGUSR2: perf's
