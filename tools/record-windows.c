@@ -363,15 +363,21 @@ int window_note(struct rec *r, const struct perf_event_header *h)
 		return 0;
 	c = (void *)(uintptr_t)ev.cookie;
 	if (h->type == PERF_RECORD_SAMPLE) {
-		/* the task's latest sample waits for the record of its cookie */
+		/* the task's latest sample waits for the record of its cookie
+		 * (unless the record was read first) */
 		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
+		if (ds_htab_get(&r->done, ev.tid, NULL, NULL) == c)
+			return 0;
 		return ds_htab_put(&r->pend, ev.tid, c);
 	}
 	cur = ds_htab_get(&r->pend, ev.tid, NULL, NULL);
 	if (cur == c)
 		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
-	if (!r->prev.w || ds_htab_get(&r->prev.pend, ev.tid, NULL, NULL) != c)
-		return 0;
+	if (!r->prev.w || ds_htab_get(&r->prev.pend, ev.tid, NULL, NULL) != c) {
+		/* in this window: a later sample of its cookie needs no wait */
+		ds_htab_del(&r->done, ev.tid, NULL, NULL);
+		return ds_htab_put(&r->done, ev.tid, c);
+	}
 	/* its sample is in the previous window: the record goes there (and
 	 * here too when a sample of this window shares the cookie) */
 	ds_htab_del(&r->prev.pend, ev.tid, NULL, NULL);
@@ -384,7 +390,10 @@ int window_note(struct rec *r, const struct perf_event_header *h)
 	r->win_bytes0 += h->size;	/* not the current window's size */
 	r->prev.deferred++;
 	r->prev.bytes += h->size;
-	return cur == c ? 0 : 1;
+	if (cur != c)
+		return 1;
+	ds_htab_del(&r->done, ev.tid, NULL, NULL);
+	return ds_htab_put(&r->done, ev.tid, c);
 }
 
 int window_tick(struct rec *r, double now)
@@ -408,7 +417,9 @@ static int window_close(struct rec *r, int err, bool last)
 	if (!err)
 		side_save(&r->side, r->win_path);
 	ds_htab_free(&r->kips);
+	ds_htab_free(&r->done);
 	memset(&r->kips, 0, sizeof(r->kips));
+	memset(&r->done, 0, sizeof(r->done));
 	if (!err && !last && r->pend.used) {
 		p->w = r->w;
 		p->objs = r->objs;

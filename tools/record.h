@@ -111,6 +111,7 @@ struct rec {
 	 * its deferred record (tid -> cookie); the previous window stays
 	 * open for the records of its waiting samples for a while */
 	struct ds_htab pend;
+	struct ds_htab done;	/* tid -> cookie of its last record */
 	struct rec_prev {
 		struct ds_writer *w;	/* NULL: none open */
 		char path[PATH_MAX];
