@@ -101,7 +101,7 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
-	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -179,6 +179,12 @@ $(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferst
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
 		$(OUT)/libdeferstack-san.a $(LDLIBS)
+
+# record windows in defer mode, on the CLI's own objects (not its main)
+$(OUT)/tests/wincarry: tests/cli/wincarry.c $(filter-out %/deferstack.o,$(CLI_SRC:%.c=$(OUT)/san/%.o)) \
+		$(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools $(WARN) -O1 -g $(SAN) $< -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # C++ workload (demangling tests)
 $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc

@@ -45,6 +45,20 @@ sample_keys() {
 	done
 }
 
+# --- defer mode at a boundary, by hand-made records (no deferring kernel
+# here): a deferred record read after the switch goes to its sample's
+# window; each window stitches every sample it has
+mkdir -p "$WD/carry"
+"$OUT/tests/wincarry" "$WD/carry" 2> "$WD/carry.err"
+rc=$?
+check "defer mode: a record read after the switch goes to its sample's window (wincarry)" \
+	bash -c "[ $rc -eq 0 ] && grep -q '^deferstack: window A: 2 samples, 1 deferred records' '$WD/carry.err' || { cat '$WD/carry.err'; false; }"
+for f in A B; do
+	"$DSAN" script -i "$WD/carry/$f" -k /dev/null > /dev/null 2> "$WD/carry/$f.err"
+	check "defer mode: window $f stitches both its samples" \
+		grep -q '^summary: 2 samples, 2 deferred records, 2 stitched (0 record-first), 0 complete, 0 unmatched' "$WD/carry/$f.err"
+done
+
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
 	skp "record --switch-output (needs root or perf_event_paranoid <= 1)"
