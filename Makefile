@@ -27,7 +27,8 @@ LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
            lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-events.c \
-           tools/record-evparse.c tools/record-tracing.c tools/record-drain.c \
+           tools/record-opts.c tools/record-windows.c tools/record-evparse.c \
+           tools/record-tracing.c tools/record-drain.c \
            tools/record-synth.c tools/report.c tools/script.c tools/convert.c \
            tools/stitch-file.c tools/util.c tools/sidedata.c
 CLI_HDR := tools/cli.h tools/record.h
@@ -100,7 +101,7 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
-	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -178,6 +179,12 @@ $(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferst
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
 		$(OUT)/libdeferstack-san.a $(LDLIBS)
+
+# record windows in defer mode, on the CLI's own objects (not its main)
+$(OUT)/tests/wincarry: tests/cli/wincarry.c $(filter-out %/deferstack.o,$(CLI_SRC:%.c=$(OUT)/san/%.o)) \
+		$(OUT)/libdeferstack-san.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) -Itools $(WARN) -O1 -g $(SAN) $< -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 # C++ workload (demangling tests)
 $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc

@@ -50,7 +50,8 @@ int open_output(struct rec *r, const char *path, bool task)
 		wo.pipe = true;
 		err = fd < 0 ? -errno : ds_writer_open_fd(&r->w, fd, attrs, n, &wo);
 	} else {
-		err = rotate_old(r->o.out);
+		/* windows have names of their own */
+		err = r->o.switch_mode ? 0 : rotate_old(r->o.out);
 		if (err)
 			goto out;	/* rotate_old() said why */
 		err = ds_writer_open(&r->w, path, attrs, n, &wo);
@@ -115,6 +116,13 @@ void say_werr(struct rec *r, const char *then)
 
 int write_rec(struct rec *r, const struct perf_event_header *h)
 {
+	if (r->o.switch_mode && r->defer &&
+	    (h->type == PERF_RECORD_SAMPLE || h->type == DS_RECORD_CALLCHAIN_DEFERRED)) {
+		int ret = window_note(r, h);
+
+		if (ret)
+			return ret < 0 ? ret : 0;
+	}
 	switch (h->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:

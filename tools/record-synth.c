@@ -215,6 +215,17 @@ int synth_all(struct rec *r)
 	return err;
 }
 
+int synth_start(struct rec *r, bool all)
+{
+	int err = synth_kernel(r);
+
+	if (!err && (all || r->o.all))
+		err = synth_all(r);
+	else if (!err && r->o.pid > 0)
+		err = synth_process(r, r->o.pid);
+	return err;
+}
+
 /* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
  * the synthesized kernel MMAP record that perf needs. */
 static uint64_t kallsyms_text(void)

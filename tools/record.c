@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* deferstack record: options, the top-level flow (open, synthesize, poll
- * and drain, finish the file) and the command it runs. */
+/* deferstack record: the top-level flow (open, synthesize, poll and
+ * drain, finish the file or windows) and the command it runs. */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -18,149 +17,17 @@
 #include "record.h"
 
 
-/* the signal (SIGINT, SIGTERM, SIGHUP) that asked the recording to stop;
- * the handler only sets it, the loop in do_record() acts on it */
-static volatile sig_atomic_t stop_req;
+/* the signal (SIGINT, SIGTERM, SIGHUP) that asked the recording to stop,
+ * and with --switch-output a SIGHUP or SIGUSR2 that asked for a new window;
+ * the handler only sets them, the loop in do_record() acts on them */
+static volatile sig_atomic_t stop_req, switch_req, windows;
 
 static void on_signal(int sig)
 {
-	stop_req = sig;
-}
-
-static void usage_record(FILE *f)
-{
-	fprintf(f,
-		"usage: deferstack record [-o FILE] [-e EVENT[,EVENT...]]... [-F FREQ | -c N]\n"
-		"                         [--mode defer|classic|auto] [--stitched] [-d SECS]\n"
-		"                         [-m PAGES] [-a | -p PID | -- COMMAND ARGS...]\n"
-		"Sample with callchains into a perf.data file.\n"
-		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
-		"                 an existing FILE is kept as FILE.old (like perf); -o -:\n"
-		"                 standard output in perf's pipe mode (| report -i -)\n"
-		"  -e EVENT       perf's syntax, comma-separated or repeated: each is recorded\n"
-		"                 software: cpu-clock (default: on-CPU time), task-clock,\n"
-		"                 page-faults, minor-faults, major-faults, cpu-migrations,\n"
-		"                 context-switches (off-CPU: where tasks block or are\n"
-		"                 preempted; every switch unless -F or -c is given)\n"
-		"                 hardware (where the PMU has them): cycles, instructions,\n"
-		"                 cache-misses, branch-misses, ...\n"
-		"                 tracepoints: SYS:NAME (every hit), e.g. sched:sched_switch\n"
-		"                 modifiers: NAME:u user space only, NAME:k kernel only\n"
-		"  -F FREQ        samples per second per CPU (default 999)\n"
-		"  -c N           a sample every N events instead of -F\n"
-		"  --mode MODE    defer: deferred user callchains, fail if unsupported;\n"
-		"                 classic: user stacks copied at the sample;\n"
-		"                 auto (default): defer if the kernel supports it, else classic\n"
-		"  --stitched     write stitched classic samples (readable by perf 6.x)\n"
-		"                 instead of the raw kernel records (perf 7.x stitches itself)\n"
-		"  -a             all CPUs (one event per CPU, pid = -1)\n"
-		"  -p PID         an existing process (all its threads, inherited)\n"
-		"  -d SECS        stop after SECS seconds (default: command exit or Ctrl-C)\n"
-		"  -m PAGES       ring buffer pages per CPU, power of two (default 128)\n"
-		"A summary (samples, deferred records, stitched, unmatched, lost) is printed\n"
-		"at the end. With a COMMAND, exits with its status (128+N for signal N;\n"
-		"127/126 when it cannot be run).\n");
-}
-
-static int parse_record_opts(int argc, char **argv, struct ropts *o)
-{
-	static const struct option opts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "mode", required_argument, NULL, 'M' },
-		{ "stitched", no_argument, NULL, 'S' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "mmap-pages", required_argument, NULL, 'm' },
-		{ "help", no_argument, NULL, 'h' },
-		{ 0 }
-	};
-	int c, n = 0;
-	unsigned long v;
-
-	o->out = "perf.data";
-	o->freq = 999;
-	o->pages = 128;
-	while ((c = getopt_long(argc, argv, "+o:e:F:c:ap:d:m:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'o': o->out = optarg; break;
-		case 'e':
-			/* repeated -e: each event is recorded */
-			if (parse_events(o, optarg))
-				return -1;
-			break;
-		case 'F':
-			/* the kernel's limit (perf_event_max_sample_rate) is
-			 * checked by the kernel, and said so */
-			if (parse_ulong("-F", optarg, 1, 10000000, &o->freq))
-				return -1;
-			o->freq_set = true;
-			break;
-		case 'c':
-			if (parse_ulong("-c", optarg, 1, 1000000000UL, &o->period))
-				return -1;
-			break;
-		case 'M':
-			if (!strcmp(optarg, "auto"))
-				o->mode = MODE_AUTO;
-			else if (!strcmp(optarg, "defer"))
-				o->mode = MODE_DEFER;
-			else if (!strcmp(optarg, "classic"))
-				o->mode = MODE_CLASSIC;
-			else {
-				die_msg("bad --mode '%s' (defer, classic or auto)", optarg);
-				return -1;
-			}
-			break;
-		case 'S': o->stitched = true; break;
-		case 'a': o->all = true; break;
-		case 'p':
-			if (parse_ulong("-p", optarg, 1, INT_MAX, &v))
-				return -1;
-			o->pid = (pid_t)v;
-			break;
-		case 'd':
-			/* nan, inf, negative, absurd: no */
-			if (parse_seconds("-d", optarg, 365 * 86400.0, &o->duration))
-				return -1;
-			break;
-		case 'm':
-			if (parse_ulong("-m", optarg, 1, 65536, &o->pages))
-				return -1;
-			if (o->pages & (o->pages - 1)) {
-				die_msg("bad -m '%s' (a power of two)", optarg);
-				return -1;
-			}
-			break;
-		case 'h': usage_record(stdout); return 1;
-		default: usage_record(stderr); return -1;
-		}
-	}
-	if (o->freq_set && o->period) {
-		die_msg("record: -F and -c exclude each other");
-		return -1;
-	}
-	if (!o->nr_ev && parse_events(o, "cpu-clock"))
-		return -1;
-	if (optind < argc)
-		o->cmd = argv + optind;
-	n = o->all + (o->pid > 0) + (o->cmd != NULL);
-	if (n != 1) {
-		die_msg("record: give exactly one of -a, -p PID or -- COMMAND (try --help)");
-		return -1;
-	}
-	return 0;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	if (windows && (sig == SIGHUP || sig == SIGUSR2))
+		switch_req = 1;
+	else
+		stop_req = sig;
 }
 
 static int start_child(struct rec *r)
@@ -290,19 +157,26 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	err = open_events(r);
 	if (err)
 		goto out;
-	err = open_output(r, path, task);
-	if (err)
+	r->ncpu = ncpu;
+	r->argc = argc;
+	r->argv = argv;
+	if (r->o.switch_mode) {
+		err = window_open(r);
+	} else {
+		err = open_output(r, path, task);
+		if (!err)
+			err = synth_start(r, false);
+	}
+	if (err && !r->w)
 		goto out;
-	err = synth_kernel(r);
-	if (!err && r->o.all)
-		err = synth_all(r);
-	else if (!err && r->o.pid > 0)
-		err = synth_process(r, r->o.pid);
 	if (err)
 		goto out_w;
+	windows = r->o.switch_mode != SW_NONE;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
+	if (windows)
+		signal(SIGUSR2, on_signal);
 	if (r->o.cmd) {
 		/* events enable themselves at exec (enable_on_exec) */
 		err = release_child(r);
@@ -336,6 +210,18 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		tn = now_s();
 		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
 			break;
+		if (windows && window_due(r, tn, switch_req)) {
+			/* the rings were just drained into the old window */
+			switch_req = 0;
+			err = window_switch(r);
+			if (err)
+				break;
+		}
+		if (windows && r->prev.w) {
+			err = window_tick(r, tn);
+			if (err)
+				break;
+		}
 		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
 			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " sample%s, %" PRIu64
 				" deferred record%s, %.1f MB\n", tn - t0, r->nr_samples,
@@ -360,12 +246,14 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		stop_child(r);
 		child_done = true;
 	}
-	if (!err)
+	if (!err && !r->o.switch_mode)
 		err = save_kallsyms(r, r->o.out);
-	if (!err)
+	if (!err && !r->o.switch_mode)
 		side_save(&r->side, r->o.out);
 out_w:
-	{
+	if (r->o.switch_mode) {
+		err = window_finish(r, err);
+	} else {
 		int e2 = close_output(r, ncpu, argc, argv);
 
 		if (!err && e2)
@@ -456,6 +344,11 @@ static int record(struct rec *r, int argc, char **argv)
 			unlink(path);
 		return r->exec_errno == ENOENT ? 127 : 126;
 	}
+	if (r->o.switch_mode) {
+		/* each window was said when it was closed */
+		window_summary(r);
+		goto status;
+	}
 	/* a stream or a device (-o /dev/null) cannot be read back: no summary */
 	summary = !is_special(r->o.out);
 	if (r->o.stitched) {
@@ -479,6 +372,7 @@ static int record(struct rec *r, int argc, char **argv)
 		print_summary(stderr, &st);
 	}
 	/* the command's status, as perf and shells pass it on */
+status:
 	if (r->o.cmd && r->reaped && WIFEXITED(r->status))
 		return WEXITSTATUS(r->status);
 	if (r->o.cmd && r->reaped && WIFSIGNALED(r->status))

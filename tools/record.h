@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * deferstack record internals, shared by its files:
- *   record.c         options, the top-level flow, the command record runs
+ *   record.c         the top-level flow, the command record runs
+ *   record-opts.c    options (usage, parsing)
+ *   record-windows.c --switch-output: windows, their names and retention
  *   record-events.c  event attrs, the defer probe, opening events and rings
  *   record-drain.c   the output file: draining the rings into it
  *   record-synth.c   side data: existing processes, build-ids, kallsyms
@@ -11,13 +13,17 @@
 #ifndef DEFERSTACK_RECORD_H
 #define DEFERSTACK_RECORD_H
 
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "cli.h"
 #include "hash.h"
 
 enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
+/* --switch-output: none, on SIGUSR2/SIGHUP only, every TIME, every SIZE */
+enum { SW_NONE, SW_SIGNAL, SW_TIME, SW_SIZE };
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 		     PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | \
@@ -50,6 +56,11 @@ struct ropts {
 	char **cmd;
 	double duration;
 	unsigned long pages;
+	int switch_mode;	/* SW_* */
+	double switch_secs;	/* SW_TIME */
+	uint64_t switch_bytes;	/* SW_SIZE */
+	unsigned long keep;	/* --keep N: 0 all */
+	uint64_t max_size;	/* --max-size: 0 no limit */
 };
 
 struct cpu_buf {
@@ -87,7 +98,58 @@ struct rec {
 	int status;
 	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
 	struct ds_htab kips;	/* sampled kernel addresses (a set) */
+	/* --switch-output (tools/record-windows.c): the current window,
+	 * objs, kips and side hold its own objects and addresses */
+	int ncpu, argc;		/* for the header of each window */
+	char **argv;
+	char win_path[PATH_MAX];
+	char win_ts[32];	/* its timestamp: the next one must be later */
+	double win_t0;		/* when it started (CLOCK_MONOTONIC) */
+	uint64_t win_bytes0, win_samples0, win_deferred0, win_lost0;
+	unsigned long nr_windows;
+	/* defer mode: the tasks whose last sample of the window waits for
+	 * its deferred record (tid -> cookie); the previous window stays
+	 * open for the records of its waiting samples for a while */
+	struct ds_htab pend;
+	struct ds_htab done;	/* tid -> cookie of its last record */
+	struct rec_prev {
+		struct ds_writer *w;	/* NULL: none open */
+		char path[PATH_MAX];
+		struct ds_htab objs, pend;
+		double until;		/* closed then at the latest */
+		uint64_t samples, deferred, lost, bytes;
+	} prev;
 };
+
+/* tools/record-opts.c ----------------------------------------------- */
+
+void usage_record(FILE *f);
+/* 0, 1 for --help (printed), -1 (said why) */
+int parse_record_opts(int argc, char **argv, struct ropts *o);
+/* SIZE: a number and B, K, M or G (perf's units): 0 or -EINVAL (said). */
+int parse_size(const char *opt, const char *s, uint64_t *out);
+
+/* tools/record-windows.c -------------------------------------------- */
+
+/* Seconds of CLOCK_MONOTONIC. */
+double now_s(void);
+/* Open the first window (FILE.<timestamp>) with its side records. */
+int window_open(struct rec *r);
+/* Is a new window due (time, size, or asked for by a signal)? */
+bool window_due(const struct rec *r, double now, bool asked);
+/* Close the current window (readable, side files, retention), open the
+ * next one: 0 or -errno (said). */
+int window_switch(struct rec *r);
+/* Defer mode: a sample or deferred record about to be written: 1 it
+ * went to the previous window (its sample's), 0 write it, or -errno. */
+int window_note(struct rec *r, const struct perf_event_header *h);
+/* Close the previous window once its samples have their records or its
+ * time is up: 0 or -errno. */
+int window_tick(struct rec *r, double now);
+/* Close the last window (err: the recording failed: no side files). */
+int window_finish(struct rec *r, int err);
+/* The closing lines: windows written, samples in all. */
+void window_summary(const struct rec *r);
 
 /* tools/record-evparse.c -------------------------------------------- */
 
@@ -152,6 +214,9 @@ int read_all(struct rec *r);
 
 /* tools/record-synth.c ---------------------------------------------- */
 
+/* The side records of a new file: the kernel's MMAP, the target's
+ * processes (every process with -a or all). */
+int synth_start(struct rec *r, bool all);
 /* The kernel MMAP record perf needs (nothing if _text is hidden). */
 int synth_kernel(struct rec *r);
 /* COMM and executable mappings of an existing process / of all. */

@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/*
+ * deferstack record --switch-output: the recording as a series of windows,
+ * FILE.<timestamp> (perf's names: YYYYmmddHHMMSS and hundredths, local
+ * time), each a whole recording of its own: header and attrs, the kernel
+ * MMAP and the processes alive at its start synthesized again, its
+ * kallsyms subset, side data and build-ids.
+ *
+ * Boundary: the events stay enabled; at a switch the rings are drained
+ * into the old window, and every later record goes to the new one: each
+ * sample is in exactly one window.  Defer mode: a deferred record follows
+ * its sample by up to one return to user space, so it may be drained
+ * after the switch.  A window whose tasks' last samples still wait for
+ * their records (tid -> cookie) stays open for them, at most CARRY_SECS
+ * or until the next switch: such a record is written to its sample's
+ * window (and to the new one too when a sample of the new window shares
+ * its cookie); any other record goes to the new window.  A record later
+ * than that leaves its sample "[user stack not stitched]" in the old
+ * window and is unmatched in the new one.
+ *
+ * Retention (--keep N, --max-size SIZE) runs after each window is closed,
+ * over every FILE.<timestamp> of FILE's directory (an earlier run's
+ * windows too), oldest first, never the window just closed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record.h"
+
+#define TS_LEN 16	/* YYYYmmddHHMMSS + hundredths */
+/* how long a window stays open for the deferred records of its samples */
+#define CARRY_SECS 1.0
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* The wall-clock timestamp of a window name, as perf writes it. */
+static void timestamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	char s[32];
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	strftime(s, sizeof(s), "%Y%m%d%H%M%S", &tm);
+	snprintf(buf, len, "%.14s%02d", s, (int)(ts.tv_nsec / 10000000) % 100);
+}
+
+/* The next window's name, later than the last one's (two switches within
+ * a hundredth of a second wait for the next hundredth). */
+static int window_name(struct rec *r)
+{
+	char ts[32];
+
+	/* up to a second for the clock to pass the last name (it went back) */
+	for (int i = 0; i < 500; i++) {
+		timestamp(ts, sizeof(ts));
+		if (strcmp(ts, r->win_ts) > 0)
+			break;
+		usleep(2000);
+	}
+	if (strcmp(ts, r->win_ts) <= 0) {
+		die_msg("cannot name a window after %s.%s: the clock went back", r->o.out,
+			r->win_ts);
+		return -EAGAIN;
+	}
+	if (snprintf(r->win_path, sizeof(r->win_path), "%s.%s", r->o.out, ts) >=
+	    (int)sizeof(r->win_path)) {
+		die_msg("%s: file name too long", r->o.out);
+		return -ENAMETOOLONG;
+	}
+	strcpy(r->win_ts, ts);
+	return 0;
+}
+
+/* The processes of /proc whose parent is in v[0, n), added to v (the
+ * target's tree; v[0] is the target): 0 or -ENOMEM. */
+static int add_children(pid_t **v, size_t *n, size_t *cap)
+{
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d)) && !err) {
+		char path[64], line[512], *p;
+		pid_t pid = (pid_t)atoi(de->d_name), ppid;
+		FILE *f;
+
+		if (pid <= 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
+		fclose(f);
+		/* "PID (COMM) S PPID ...": the comm may hold anything */
+		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
+			continue;
+		for (size_t i = 0; i < *n; i++) {
+			if ((*v)[i] == pid)
+				break;
+			if ((*v)[i] != ppid)
+				continue;
+			if (ds_grow(v, cap, *n + 1, sizeof(**v)))
+				err = -ENOMEM;
+			else
+				(*v)[(*n)++] = pid;
+			break;
+		}
+	}
+	closedir(d);
+	return err;
+}
+
+/* COMM and mappings of root and its descendants alive now. */
+static int synth_tree(struct rec *r, pid_t root)
+{
+	pid_t *v = NULL;
+	size_t n = 0, cap = 0, before;
+	int err = 0;
+
+	if (root <= 0)
+		return 0;
+	if (ds_grow(&v, &cap, 1, sizeof(*v)))
+		return -ENOMEM;
+	v[n++] = root;
+	/* a pass per generation (a child listed before its parent) */
+	do {
+		before = n;
+		err = add_children(&v, &n, &cap);
+	} while (!err && n != before);
+	for (size_t i = 0; i < n && !err; i++)
+		err = synth_process(r, v[i]);
+	free(v);
+	return err;
+}
+
+int window_open(struct rec *r)
+{
+	int err = window_name(r);
+
+	if (err)
+		return err;
+	err = open_output(r, r->win_path, !r->o.all);
+	if (err)
+		return err;
+	r->nr_windows++;
+	r->win_t0 = now_s();
+	r->win_samples0 = r->nr_samples;
+	r->win_deferred0 = r->nr_deferred;
+	r->win_lost0 = r->nr_lost;
+	/* later windows of a command or -p: the target and the children
+	 * it started meanwhile */
+	if (r->nr_windows > 1 && !r->o.all) {
+		err = synth_kernel(r);
+		if (!err)
+			err = synth_tree(r, r->o.cmd ? r->child : r->o.pid);
+	} else {
+		err = synth_start(r, false);
+	}
+	/* SIZE counts what the rings bring, not the maps synthesized here */
+	r->win_bytes0 = r->bytes;
+	return err;
+}
+
+bool window_due(const struct rec *r, double now, bool asked)
+{
+	switch (r->o.switch_mode) {
+	case SW_TIME: return asked || now - r->win_t0 >= r->o.switch_secs;
+	case SW_SIZE: return asked || r->bytes - r->win_bytes0 >= r->o.switch_bytes;
+	case SW_SIGNAL: return asked;
+	default: return false;
+	}
+}
+
+/* ------------------------------------------------------------ retention */
+
+struct win_file {
+	char name[NAME_MAX + 1];
+	uint64_t bytes;		/* the file, its kallsyms and vDSO files */
+};
+
+static uint64_t file_size(const char *dir, const char *name, const char *suffix)
+{
+	char p[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(p, sizeof(p), "%s/%s%s", dir, name, suffix) >= (int)sizeof(p) ||
+	    stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return (uint64_t)st.st_size;
+}
+
+static int cmp_win(const void *a, const void *b)
+{
+	return strcmp(((const struct win_file *)a)->name, ((const struct win_file *)b)->name);
+}
+
+/* Is name base.<TS_LEN digits>? */
+static bool is_window(const char *name, const char *base, size_t blen)
+{
+	if (strncmp(name, base, blen) || name[blen] != '.' || strlen(name) != blen + 1 + TS_LEN)
+		return false;
+	for (const char *p = name + blen + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return false;
+	return true;
+}
+
+/* The windows of out in its directory, sorted oldest first (*out
+ * malloc'ed): their number or -errno. */
+static long list_windows(const char *dir, const char *base, struct win_file **out)
+{
+	struct win_file *v = NULL;
+	size_t n = 0, cap = 0, blen = strlen(base);
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return -errno;
+	while ((e = readdir(d))) {
+		if (!is_window(e->d_name, base, blen))
+			continue;
+		if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+			closedir(d);
+			free(v);
+			return -ENOMEM;
+		}
+		strcpy(v[n].name, e->d_name);
+		v[n].bytes = file_size(dir, e->d_name, "") +
+			     file_size(dir, e->d_name, ".kallsyms") +
+			     file_size(dir, e->d_name, ".vdso");
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_win);
+	*out = v;
+	return (long)n;
+}
+
+/* Remove a window and what record wrote beside it. */
+static void remove_window(const char *dir, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (snprintf(p, sizeof(p), "%s/%s.kallsyms", dir, name) < (int)sizeof(p) &&
+	    unlink(p) != 0 && errno != ENOENT)
+		die_msg("cannot remove %s: %s", p, strerror(errno));
+	if (snprintf(p, sizeof(p), "%s/%s", dir, name) >= (int)sizeof(p))
+		return;
+	side_rotate(p, NULL);	/* FILE.vdso, FILE.perf-maps/ (said) */
+	if (unlink(p) != 0 && errno != ENOENT)
+		die_msg("cannot remove %s: %s", p, strerror(errno));
+}
+
+/* --keep and --max-size over the windows of r->o.out, the newest kept. */
+static void retain(struct rec *r)
+{
+	char d1[PATH_MAX], d2[PATH_MAX], dir[PATH_MAX];
+	struct win_file *v = NULL;
+	uint64_t total = 0;
+	long n;
+
+	if (!r->o.keep && !r->o.max_size)
+		return;
+	snprintf(d1, sizeof(d1), "%s", r->o.out);
+	snprintf(d2, sizeof(d2), "%s", r->o.out);
+	snprintf(dir, sizeof(dir), "%s", dirname(d1));
+	n = list_windows(dir, basename(d2), &v);
+	if (n < 0) {
+		die_msg("cannot list the windows of %s: %s", r->o.out, strerror((int)-n));
+		return;
+	}
+	/* the window being written is not a candidate (the previous one is
+	 * closed while the next one is open) */
+	if (n > 0 && r->w && !strcmp(v[n - 1].name, basename(strcpy(d1, r->win_path))))
+		n--;
+	for (long i = n - 1; i >= 0; i--) {
+		bool keep = i == n - 1;
+
+		total += v[i].bytes;
+		if (!keep)
+			keep = (!r->o.keep || (unsigned long)(n - i) <= r->o.keep) &&
+			       (!r->o.max_size || total <= r->o.max_size);
+		if (!keep)
+			remove_window(dir, v[i].name);
+	}
+	free(v);
+}
+
+/* ------------------------------------------------------------ switch */
+
+static void say_window(const char *path, uint64_t samples, uint64_t deferred, uint64_t lost,
+		       uint64_t bytes)
+{
+	fprintf(stderr, PROG ": window %s: %" PRIu64 " samples, %" PRIu64 " deferred records, %"
+		PRIu64 " lost, %.1f KiB\n", path, samples, deferred, lost, bytes / 1024.0);
+}
+
+static void free_objs(struct ds_htab *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->s[i].val);
+	ds_htab_free(t);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Close the previous window, kept open for deferred records. */
+static int close_prev(struct rec *r)
+{
+	struct rec_prev *p = &r->prev;
+	struct ds_writer *cur = r->w;
+	struct ds_htab objs = r->objs;
+	const char *path = r->path;
+	int err;
+
+	if (!p->w)
+		return 0;
+	/* close_output() closes r->w with the build-ids of r->objs */
+	r->w = p->w;
+	r->objs = p->objs;
+	r->path = p->path;
+	err = close_output(r, r->ncpu, r->argc, r->argv);
+	free_objs(&r->objs);
+	r->w = cur;
+	r->objs = objs;
+	r->path = path;
+	p->w = NULL;
+	ds_htab_free(&p->pend);
+	memset(&p->pend, 0, sizeof(p->pend));
+	if (err)
+		return write_err(r, err);
+	say_window(p->path, p->samples, p->deferred, p->lost, p->bytes);
+	retain(r);
+	return 0;
+}
+
+int window_note(struct rec *r, const struct perf_event_header *h)
+{
+	struct ds_event ev;
+	void *c, *cur;
+	int err;
+
+	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.has_cookie || !ev.cookie)
+		return 0;
+	c = (void *)(uintptr_t)ev.cookie;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		/* the task's latest sample waits for the record of its cookie
+		 * (unless the record was read first) */
+		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
+		if (ds_htab_get(&r->done, ev.tid, NULL, NULL) == c)
+			return 0;
+		return ds_htab_put(&r->pend, ev.tid, c);
+	}
+	cur = ds_htab_get(&r->pend, ev.tid, NULL, NULL);
+	if (cur == c)
+		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
+	if (!r->prev.w || ds_htab_get(&r->prev.pend, ev.tid, NULL, NULL) != c) {
+		/* in this window: a later sample of its cookie needs no wait */
+		ds_htab_del(&r->done, ev.tid, NULL, NULL);
+		return ds_htab_put(&r->done, ev.tid, c);
+	}
+	/* its sample is in the previous window: the record goes there (and
+	 * here too when a sample of this window shares the cookie) */
+	ds_htab_del(&r->prev.pend, ev.tid, NULL, NULL);
+	err = write_err(r, ds_writer_write(r->prev.w, h));
+	if (err)
+		return err;
+	r->nr_deferred++;
+	r->nr_records++;
+	r->bytes += h->size;
+	r->win_bytes0 += h->size;	/* not the current window's size */
+	r->prev.deferred++;
+	r->prev.bytes += h->size;
+	if (cur != c)
+		return 1;
+	ds_htab_del(&r->done, ev.tid, NULL, NULL);
+	return ds_htab_put(&r->done, ev.tid, c);
+}
+
+int window_tick(struct rec *r, double now)
+{
+	if (!r->prev.w || (r->prev.pend.used && now < r->prev.until))
+		return 0;
+	return close_prev(r);
+}
+
+/* Close the current window: side files (unless err), header, retention,
+ * and a line; the per-window notes are emptied for the next one.  In
+ * defer mode, a window (not the last) whose samples wait for their
+ * deferred records stays open for them, CARRY_SECS at most. */
+static int window_close(struct rec *r, int err, bool last)
+{
+	struct rec_prev *p = &r->prev;
+	int e2;
+
+	if (!err)
+		err = save_kallsyms(r, r->win_path);
+	if (!err)
+		side_save(&r->side, r->win_path);
+	ds_htab_free(&r->kips);
+	ds_htab_free(&r->done);
+	memset(&r->kips, 0, sizeof(r->kips));
+	memset(&r->done, 0, sizeof(r->done));
+	if (!err && !last && r->pend.used) {
+		p->w = r->w;
+		p->objs = r->objs;
+		p->pend = r->pend;
+		strcpy(p->path, r->win_path);
+		p->until = now_s() + CARRY_SECS;
+		p->samples = r->nr_samples - r->win_samples0;
+		p->deferred = r->nr_deferred - r->win_deferred0;
+		p->lost = r->nr_lost - r->win_lost0;
+		p->bytes = r->bytes - r->win_bytes0;
+		r->w = NULL;
+		memset(&r->objs, 0, sizeof(r->objs));
+		memset(&r->pend, 0, sizeof(r->pend));
+		return 0;
+	}
+	ds_htab_free(&r->pend);
+	memset(&r->pend, 0, sizeof(r->pend));
+	e2 = close_output(r, r->ncpu, r->argc, r->argv);
+	free_objs(&r->objs);
+	if (!err && e2)
+		err = write_err(r, e2);
+	if (err)
+		return err;
+	say_window(r->win_path, r->nr_samples - r->win_samples0,
+		   r->nr_deferred - r->win_deferred0, r->nr_lost - r->win_lost0,
+		   r->bytes - r->win_bytes0);
+	retain(r);
+	return 0;
+}
+
+int window_switch(struct rec *r)
+{
+	int err = close_prev(r);
+
+	if (!err)
+		err = window_close(r, 0, false);
+	return err ? err : window_open(r);
+}
+
+int window_finish(struct rec *r, int err)
+{
+	int e2 = close_prev(r);
+
+	if (!err)
+		err = e2;
+	return r->w ? window_close(r, err, true) : err;
+}
+
+void window_summary(const struct rec *r)
+{
+	fprintf(stderr, PROG ": wrote %lu windows %s.<timestamp> (%s mode, %" PRIu64
+		" records, %.1f KiB)\n", r->nr_windows, r->o.out,
+		r->defer ? "defer" : "classic", r->nr_records, r->bytes / 1024.0);
+	fprintf(stderr, PROG ": summary of all windows: %" PRIu64 " samples, %" PRIu64
+		" deferred records, %" PRIu64 " lost\n", r->nr_samples, r->nr_deferred,
+		r->nr_lost);
+}
