@@ -45,6 +45,35 @@ sed 's/^/# /' report-system.log
 check "system-wide profile has the stitched read chain" "grep -q '$read_chain' system.folded"
 check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' system.folded"
 
+# Always-on: -a in 1 s windows. Each window is a complete recording, and a
+# deferred record goes to its sample's window, so each stitches on its own.
+/tests/example_workload 10000 8388608 > /dev/null &
+wl=$!
+deferstack record --mode defer -a -d 4.5 -F 1000 --switch-output=1s -o win.data \
+	2> record-win.log
+rc=$?
+kill $wl 2> /dev/null
+wait $wl 2> /dev/null
+sed 's/^/# /' record-win.log
+check "record -a --switch-output=1s exits 0" "[ $rc -eq 0 ]"
+windows=0 unread=0 stitched=0 unmatched=0
+for w in win.data.[0-9]*; do
+	case $w in *.kallsyms|*.vdso|*.perf-maps|*.folded|*.log) continue ;; esac
+	windows=$((windows + 1))
+	deferstack report -i "$w" --folded > "$w.folded" 2> "$w.log" || unread=$((unread + 1))
+	sed "s|^|# $w: |" "$w.log"
+	s=$(sed -n 's/.* \([0-9][0-9]*\) stitched.*/\1/p' "$w.log" | head -1)
+	u=$(sed -n 's/.* \([0-9][0-9]*\) unmatched.*/\1/p' "$w.log" | head -1)
+	stitched=$((stitched + ${s:-0}))
+	unmatched=$((unmatched + ${u:-0}))
+done
+check "at least 3 windows ($windows), each read by report ($unread not)" \
+	"[ $windows -ge 3 ] && [ $unread -eq 0 ]"
+check "windows together have the stitched read and spin chains" \
+	"cat win.data.*.folded | grep -q '$read_chain' && cat win.data.*.folded | grep -q '$spin_chain'"
+check "window boundaries leave few samples unstitched ($unmatched of $((stitched + unmatched)))" \
+	"[ $stitched -ge 100 ] && [ $((unmatched * 20)) -le $stitched ]"
+
 # Off-CPU: every context switch of a shell that sleeps, with deferred stacks.
 deferstack record --mode defer -e context-switches -o cs.data -- \
 	sh -c 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do sleep 0.02; done' \
