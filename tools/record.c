@@ -132,6 +132,17 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	bool task = !r->o.all, child_done = false;
 	struct pollfd *pfd = NULL;
 
+	/*
+	 * Caught before the slow start (events, synthesis of every process):
+	 * a service manager's SIGHUP or a SIGUSR2 that comes early must not
+	 * kill the recorder; the loop acts on them once it runs.
+	 */
+	windows = r->o.switch_mode != SW_NONE;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGHUP, on_signal);
+	if (windows)
+		signal(SIGUSR2, on_signal);
 	ncpu = online_cpus(&cpus);
 	if (ncpu < 0)
 		return ncpu;
@@ -171,12 +182,6 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		goto out;
 	if (err)
 		goto out_w;
-	windows = r->o.switch_mode != SW_NONE;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGHUP, on_signal);
-	if (windows)
-		signal(SIGUSR2, on_signal);
 	if (r->o.cmd) {
 		/* events enable themselves at exec (enable_on_exec) */
 		err = release_child(r);

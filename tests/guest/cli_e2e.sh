@@ -45,17 +45,26 @@ sed 's/^/# /' report-system.log
 check "system-wide profile has the stitched read chain" "grep -q '$read_chain' system.folded"
 check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' system.folded"
 
-# Always-on: -a in 1 s windows. Each window is a complete recording, and a
-# deferred record goes to its sample's window, so each stitches on its own.
-/tests/example_workload 10000 8388608 > /dev/null &
+# Always-on: -a in windows, switched by SIGUSR2 (a timed window may outlast
+# its time while the emulated machine is slow). Each window is a complete
+# recording, and a deferred record goes to its sample's window, so each
+# stitches on its own.
+/tests/example_workload 20000 8388608 > /dev/null &
 wl=$!
-deferstack record --mode defer -a -d 4.5 -F 1000 --switch-output=1s -o win.data \
-	2> record-win.log
+deferstack record --mode defer -a -F 1000 --switch-output -o win.data 2> record-win.log &
+rec=$!
+i=0
+while [ $i -lt 300 ] && ! ls win.data.[0-9]* > /dev/null 2>&1; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sleep 1.5; kill -USR2 $rec; sleep 1.5; kill -USR2 $rec; sleep 1.5; kill -INT $rec
+wait $rec
 rc=$?
 kill $wl 2> /dev/null
 wait $wl 2> /dev/null
 sed 's/^/# /' record-win.log
-check "record -a --switch-output=1s exits 0" "[ $rc -eq 0 ]"
+check "record -a --switch-output, two SIGUSR2 and a SIGINT: exits 0" "[ $rc -eq 0 ]"
 windows=0 unread=0 stitched=0 unmatched=0
 for w in win.data.[0-9]*; do
 	case $w in *.kallsyms|*.vdso|*.perf-maps|*.folded|*.log) continue ;; esac
