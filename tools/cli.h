@@ -61,6 +61,13 @@ const char *pipeline_event(const struct pipeline *p, const struct perf_event_hea
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */
 const char *default_kallsyms(const char *data, char *buf, size_t len);
 
+/* tools/report.c ---------------------------------------------------- */
+
+/* IN's profile as report --pprof writes it (the first event with samples)
+ * into OUT (a temp file renamed into place), with po's window time, labels
+ * and comments: 0 or -errno (said). */
+int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po);
+
 /* tools/stitch-file.c ----------------------------------------------- */
 
 /* Stitch IN into a classic-callchain perf.data OUT (convert, record

@@ -81,6 +81,7 @@ static bool keep(struct report *r, const struct ds_event *ev, const uint64_t *ch
 }
 
 static int want_attr(struct report *r, size_t ai);
+static size_t events_with_samples(const struct report *r, size_t *first);
 
 static bool by_profile(const struct report *r)
 {
@@ -122,13 +123,20 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 		char nbuf[64];
 		const char *event = pipeline_event(r->p, o->ev->hdr, nbuf, sizeof(nbuf));
 
+		/* weights are periods, as perf report's are; pprof: a cpu label */
+		struct ds_profile_sample s = {
+			.sz = sizeof(s), .comm = pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
+			.cpu = r->mode == 'P' && (o->ev->have & DS_EV_CPU) ?
+			       (int32_t)o->ev->cpu : -1,
+			.event = event, .chain = chain, .nr = nr,
+			.period = have_period ? o->ev->period : 0,
+			.root_marker = o->kind == DS_OUT_KERNEL_ONLY ?
+				       "[user stack not stitched]" : NULL,
+		};
+
 		if (!r->profs[ai] && ds_profile_new(&r->profs[ai]))
 			return -ENOMEM;
-		/* weights are periods, as perf report's are */
-		return ds_profile_add(r->profs[ai], r->p->sym, pipeline_comm(r->p, o->ev),
-				      o->ev->pid, event, chain, nr, have_period ? o->ev->period : 0,
-				      o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]"
-								    : NULL);
+		return ds_profile_add_sample(r->profs[ai], r->p->sym, &s);
 	}
 	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
 		return -ENOMEM;
@@ -141,16 +149,18 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 				 1, have_period ? o->ev->period : 1);
 }
 
+/* title: the SVG's; po: the pprof's window (may be NULL) */
 static int write_to(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
-		    FILE *f, const char *title)
+		    FILE *f, const char *title, const struct ds_pprof_opts *po)
 {
-	return mode == 'P' ? ds_profile_write_pprof(prof, f) : ds_fold_write_svg(fold, f, title);
+	return mode == 'P' ? ds_profile_write_pprof_opts(prof, f, po) :
+			     ds_fold_write_svg(fold, f, title);
 }
 
 /* The SVG or pprof file goes to a temp file renamed into place on success;
  * "-" is standard output (a gzipped pprof is not written to a terminal). */
 static int write_out(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
-		     const char *path, const char *title)
+		     const char *path, const char *title, const struct ds_pprof_opts *po)
 {
 	struct outfile of;
 	FILE *f;
@@ -162,7 +172,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 				"terminal (redirect standard output or give a file)");
 			return -EINVAL;
 		}
-		err = write_to(mode, fold, prof, stdout, title);
+		err = write_to(mode, fold, prof, stdout, title, po);
 		if (err) {
 			if (err != -ENOMEM)
 				die_msg("writing standard output: %s", strerror(-err));
@@ -181,7 +191,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 		outfile_abort(&of);
 		return err;
 	}
-	err = write_to(mode, fold, prof, f, title);
+	err = write_to(mode, fold, prof, f, title, po);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -191,6 +201,43 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 		return err;
 	}
 	return outfile_commit(&of);
+}
+
+static void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->nr_ev; i++) {
+		ds_profile_free(r->profs[i]);
+		ds_fold_free(r->folds[i]);
+	}
+	free(r->profs);
+	free(r->folds);
+	free(r->want);
+}
+
+int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po)
+{
+	struct ds_profile *empty = NULL;
+	char ksbuf[4096];
+	struct pipeline p;
+	struct report r;
+	size_t first = 0;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.p = &p;
+	r.mode = 'P';
+	err = pipeline_run(&p, in, default_kallsyms(in, ksbuf, sizeof(ksbuf)), PL_SYMBOLS,
+			   report_cb, &r);
+	if (!err && !events_with_samples(&r, &first))
+		err = ds_profile_new(&empty);
+	if (!err)
+		err = write_out('P', NULL, empty ? empty : r.profs[first], out, NULL, po);
+	if (err == -ENOMEM)
+		die_msg("%s: out of memory", out);
+	pipeline_close(&p);
+	report_free(&r);
+	ds_profile_free(empty);
+	return err;
 }
 
 static void usage_report(FILE *f)
@@ -605,10 +652,10 @@ int cmd_report(int argc, char **argv)
 			die_msg("writing standard output: %s", strerror(-err));
 		break;
 	case 's':
-		err = write_out(mode, nev ? r.folds[first] : empty_fold, NULL, outpath, in);
+		err = write_out(mode, nev ? r.folds[first] : empty_fold, NULL, outpath, in, NULL);
 		break;
 	case 'P':
-		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in);
+		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in, NULL);
 		break;
 	default:
 		/* the summary ends the table (once: not on stderr too) */
@@ -629,13 +676,7 @@ done:
 out:
 	if (ran)
 		pipeline_close(&p);
-	for (size_t i = 0; i < r.nr_ev; i++) {
-		ds_profile_free(r.profs[i]);
-		ds_fold_free(r.folds[i]);
-	}
-	free(r.profs);
-	free(r.folds);
-	free(r.want);
+	report_free(&r);
 	ds_fold_free(empty_fold);
 	ds_profile_free(empty_prof);
 	return rc;
