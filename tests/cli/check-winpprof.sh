@@ -10,6 +10,11 @@ mkdir -p "$PD"
 PBURN="$OUT/tests/burn"
 pwindows() { ls "$1".* 2> /dev/null | grep -E "^$1\.[0-9]{16}\$"; }
 gopprof() { HOME="$T" timeout 300 go tool pprof "$@"; }
+# the samples of a pprof profile (the first value of its samples)
+pp_samples() {
+	gopprof -raw -symbolize=none "$1" 2> /dev/null |
+		awk '/^Samples:/ { go = 1; next } /^Locations/ { go = 0 } go && $1 ~ /^[0-9]+$/ && NF > 2 { s += $1 } END { print s + 0 }'
+}
 
 expect_usage "need --switch-output" record --pprof-dir "$PD/none" -o "$PD/none" -- /bin/true
 : > "$PD/afile"
@@ -53,8 +58,7 @@ else
 	# the samples of a window's pprof = those of its report
 	w1=$(echo $wins | cut -d' ' -f1)
 	s1=$("$DS" report -i "$w1" --folded 2>&1 > /dev/null | sed -n 's/^summary: \([0-9]*\) samples.*/\1/p')
-	p1=$(gopprof -raw -symbolize=none "$PD/pp/$(basename "$w1").pb.gz" 2> /dev/null |
-		awk '/^Samples:/ { go = 1; next } /^Locations/ { go = 0 } go && $1 ~ /^[0-9]+$/ && NF > 2 { s += $1 } END { print s + 0 }')
+	p1=$(pp_samples "$PD/pp/$(basename "$w1").pb.gz")
 	check "a window's pprof has its samples ($p1 = report's ${s1:-none})" test "$p1" = "${s1:--1}"
 	gopprof -raw -symbolize=none "$pbl" > "$PD/raw" 2>&1
 	check "the pprof carries the window's time, duration and hostname/kernel comments" \
@@ -67,19 +71,15 @@ else
 	check "go tool pprof -tags: comm, pid, cpu, hostname, kernel_release labels" \
 		bash -c "for k in comm pid cpu hostname kernel_release; do grep -q \"^ *\$k:\" '$PD/tags' || exit 1; done &&
 			grep -A3 '^ *hostname:' '$PD/tags' | grep -q '$(uname -n)' || { cat '$PD/tags'; false; }"
-	set -- $wins
-	gopprof -proto "$PD/pp/$(basename "$1").pb.gz" "$PD/pp/$(basename "$2").pb.gz" \
+	read -r w1 w2 _ <<< "$wins"
+	gopprof -proto "$PD/pp/$(basename "$w1").pb.gz" "$PD/pp/$(basename "$w2").pb.gz" \
 		> "$PD/merged.pb.gz" 2> "$PD/merged.err"
 	rc=$?
-	m=$(gopprof -raw -symbolize=none "$PD/merged.pb.gz" 2> /dev/null |
-		awk '/^Samples:/ { go = 1; next } /^Locations/ { go = 0 } go && $1 ~ /^[0-9]+$/ && NF > 2 { s += $1 } END { print s + 0 }')
-	a=$(gopprof -raw -symbolize=none "$PD/pp/$(basename "$1").pb.gz" 2> /dev/null |
-		awk '/^Samples:/ { go = 1; next } /^Locations/ { go = 0 } go && $1 ~ /^[0-9]+$/ && NF > 2 { s += $1 } END { print s + 0 }')
-	b=$(gopprof -raw -symbolize=none "$PD/pp/$(basename "$2").pb.gz" 2> /dev/null |
-		awk '/^Samples:/ { go = 1; next } /^Locations/ { go = 0 } go && $1 ~ /^[0-9]+$/ && NF > 2 { s += $1 } END { print s + 0 }')
+	m=$(pp_samples "$PD/merged.pb.gz")
+	a=$(pp_samples "$PD/pp/$(basename "$w1").pb.gz")
+	b=$(pp_samples "$PD/pp/$(basename "$w2").pb.gz")
 	check "go tool pprof -proto merges two windows ($a + $b = $m samples)" \
 		bash -c "[ $rc -eq 0 ] && [ $m -gt 0 ] && [ $m -eq \$(($a + $b)) ] || { cat '$PD/merged.err'; false; }"
-	set --
 
 	# the directory gone while recording: one line per window, recording
 	# goes on, the windows are whole
