@@ -34,7 +34,8 @@ if ! command -v systemd-analyze > /dev/null; then
 	skp "unit: systemd-analyze verify (systemd not installed; guest/lib.sh DS_USER_PKGS has it)"
 else
 	# the installed paths of the binary and the settings are here
-	sed "s#/usr/bin/deferstack #$DS #; s#^EnvironmentFile=.*#EnvironmentFile=$PWD/$DEFAULTS#" \
+	# (an absolute path: make check's $DS is relative)
+	sed "s#/usr/bin/deferstack #$(readlink -f "$DS") #; s#^EnvironmentFile=.*#EnvironmentFile=$PWD/$DEFAULTS#" \
 		"$UNIT" > "$UD/deferstack-profiler.service"
 	systemd-analyze verify --man=no "$UD/deferstack-profiler.service" > "$UD/verify.out" 2>&1
 	rc=$?
