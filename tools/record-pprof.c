@@ -56,15 +56,17 @@ int pprof_path(const struct rec *r, const char *name, char *buf, size_t len)
 
 void pprof_wait(struct rec *r)
 {
-	int st;
+	pid_t p;
+	int st = 0;
 
 	if (r->pprof_pid <= 0)
 		return;
-	while (waitpid(r->pprof_pid, &st, 0) < 0 && errno == EINTR)
+	while ((p = waitpid(r->pprof_pid, &st, 0)) < 0 && errno == EINTR)
 		;
 	/* an exit status of 1 was said by the child */
-	if (WIFSIGNALED(st))
-		die_msg("pprof of a window: killed by signal %d", WTERMSIG(st));
+	if (p == r->pprof_pid && WIFSIGNALED(st))
+		die_msg("%s: not written: its writer was killed by signal %d", r->pprof_out,
+			WTERMSIG(st));
 	r->pprof_pid = 0;
 }
 
@@ -117,4 +119,5 @@ void pprof_window(struct rec *r, const char *path, int64_t t0, int64_t t1)
 	if (pid == 0)
 		_exit(write_window(path, out, t0, t1));
 	r->pprof_pid = pid;
+	snprintf(r->pprof_out, sizeof(r->pprof_out), "%s", out);
 }

@@ -109,6 +109,7 @@ struct rec {
 	double win_t0;		/* when it started (CLOCK_MONOTONIC) */
 	int64_t win_real0;	/* ... in ns of CLOCK_REALTIME (its pprof's time) */
 	pid_t pprof_pid;	/* the process writing the last window's pprof */
+	char pprof_out[PATH_MAX];	/* ... into this file */
 	uint64_t win_bytes0, win_samples0, win_deferred0, win_lost0;
 	unsigned long nr_windows;
 	/* defer mode: the tasks whose last sample of the window waits for
