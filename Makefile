@@ -30,7 +30,7 @@ CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-event
            tools/record-opts.c tools/record-windows.c tools/record-pprof.c \
            tools/record-evparse.c \
            tools/record-tracing.c tools/record-drain.c \
-           tools/record-synth.c tools/report.c tools/script.c tools/convert.c \
+           tools/record-synth.c tools/report.c tools/report-opts.c tools/script.c tools/convert.c \
            tools/stitch-file.c tools/util.c tools/sidedata.c
 CLI_HDR := tools/cli.h tools/record.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
