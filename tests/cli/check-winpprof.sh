@@ -67,6 +67,10 @@ else
 			grep -q '^Comment: kernel_release: $(uname -r)\$' '$PD/raw' || { head '$PD/raw'; false; }"
 	check "the pprof's mappings carry build-ids (burn's)" \
 		bash -c "grep -A1000 '^Mappings' '$PD/raw' | grep 'burn' | grep -qE '[0-9a-f]{40}'"
+	if grep -qa GNU /sys/kernel/notes 2> /dev/null; then
+		check "the pprof's kernel mapping carries the recorded kernel build-id" \
+			bash -c "grep -A1000 '^Mappings' '$PD/raw' | grep -F '[kernel.kallsyms]' | grep -qE '[0-9a-f]{40}'"
+	fi
 	gopprof -tags -symbolize=none "$pbl" > "$PD/tags" 2>&1
 	check "go tool pprof -tags: comm, pid, cpu, hostname, kernel_release labels" \
 		bash -c "for k in comm pid cpu hostname kernel_release; do grep -q \"^ *\$k:\" '$PD/tags' || exit 1; done &&
