@@ -27,9 +27,10 @@ LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
            lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-events.c \
-           tools/record-opts.c tools/record-windows.c tools/record-evparse.c \
+           tools/record-opts.c tools/record-windows.c tools/record-pprof.c \
+           tools/record-evparse.c \
            tools/record-tracing.c tools/record-drain.c \
-           tools/record-synth.c tools/report.c tools/script.c tools/convert.c \
+           tools/record-synth.c tools/report.c tools/report-opts.c tools/script.c tools/convert.c \
            tools/stitch-file.c tools/util.c tools/sidedata.c
 CLI_HDR := tools/cli.h tools/record.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

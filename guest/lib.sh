@@ -64,10 +64,12 @@ DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # debug-symbol tests; golang-go: `go tool pprof` reads report --pprof's output;
 # time: /usr/bin/time -v (peak RSS) in bench/file-bench.sh; debuginfod (the
 # server and debuginfod-find) and iproute2 (ip: the loopback of the server's
-# network namespace): libdwfl fetches a debug file from a local debuginfod.
+# network namespace): libdwfl fetches a debug file from a local debuginfod;
+# systemd: systemd-analyze verifies deferstack-profiler.service; procps: its
+# ExecReload, /bin/kill, which the test runs.
 DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zlib1g-dev
 	liblzma-dev libbz2-dev libzstd-dev libcmocka-dev linux-perf groff-base chromium
-	libc6-dbg golang-go pkgconf time gcc-multilib debuginfod iproute2)
+	libc6-dbg golang-go pkgconf time gcc-multilib debuginfod iproute2 systemd procps)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
 # Debian packages (make deb, pkg/build-deb.sh): dpkg-buildpackage (dpkg-dev),

@@ -5,7 +5,8 @@
  * varints and length-delimited fields only, nested messages encoded into a
  * scratch buffer and copied behind their length.  Samples carry values
  * [samples count, period], labels comm and pid (and event when a file has
- * several); locations (one per ip) point at functions (name, object) and
+ * several, cpu when known, the caller's labels); time, duration and
+ * comments when given; locations (one per ip) point at functions (name, object) and
  * mappings (object, first mapping seen, build-id as hex).
  */
 #include <errno.h>
@@ -85,7 +86,8 @@ static void pb_packed(struct pb *p, uint32_t field, struct pb *tmp, const uint64
 enum {
 	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE, PROFILE_MAPPING, PROFILE_LOCATION,
 	PROFILE_FUNCTION, PROFILE_STRING_TABLE, PROFILE_PERIOD_TYPE = 11,
-	PROFILE_PERIOD = 12, PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	PROFILE_TIME_NANOS = 9, PROFILE_DURATION_NANOS = 10, PROFILE_PERIOD = 12,
+	PROFILE_COMMENT = 13, PROFILE_DEFAULT_SAMPLE_TYPE = 14,
 	VT_TYPE = 1, VT_UNIT,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE, SAMPLE_LABEL,
 	LABEL_KEY = 1, LABEL_STR, LABEL_NUM,
@@ -169,7 +171,28 @@ static uint64_t map_id(uint32_t main, uint32_t m)
 	return m == main ? 1 : (uint64_t)m + 2;
 }
 
-static int encode(const struct ds_profile *pr, struct pb *p)
+/* The labels every sample has: o's, then cpu when known. */
+static void common_labels(struct pb *m, struct pb *l, struct strs *s,
+			  const struct ds_pprof_opts *o, uint32_t cpu1)
+{
+	for (size_t i = 0; o && i < o->nr_labels; i++) {
+		pb_int(l, LABEL_KEY, sid(s, o->labels[2 * i]));
+		pb_int(l, LABEL_STR, sid(s, o->labels[2 * i + 1]));
+		pb_msg(m, SAMPLE_LABEL, l);
+	}
+	if (cpu1) {
+		/* a string: pprof drops a number label of 0 (cpu 0), and
+		 * servers group by string labels */
+		char cpu[16];
+
+		snprintf(cpu, sizeof(cpu), "%" PRIu32, cpu1 - 1);
+		pb_int(l, LABEL_KEY, sid(s, "cpu"));
+		pb_int(l, LABEL_STR, sid(s, cpu));
+		pb_msg(m, SAMPLE_LABEL, l);
+	}
+}
+
+static int encode(const struct ds_profile *pr, struct pb *p, const struct ds_pprof_opts *o)
 {
 	struct pb m = { 0 }, l = { 0 }, t = { 0 };
 	struct strs s = { .base = 1 };
@@ -208,7 +231,7 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 		if ((err = ds_grow(&v, &vcap, nl + 1, sizeof(*v))))
 			break;
 		for (size_t k = 0; k < nl; k++)
-			v[k] = (uint64_t)st[3 + k] + 1;		/* location ids, leaf first */
+			v[k] = (uint64_t)st[PROF_KEYS + k] + 1;		/* location ids, leaf first */
 		pb_packed(&m, SAMPLE_LOCATION_ID, &t, v, nl);
 		if (!pr->total_period)
 			val[1] = val[0];
@@ -224,6 +247,7 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 			pb_int(&l, LABEL_STR, (uint64_t)st[1] + 1);
 			pb_msg(&m, SAMPLE_LABEL, &l);
 		}
+		common_labels(&m, &l, &s, o, st[3]);
 		pb_msg(p, PROFILE_SAMPLE, &m);
 	}
 	main = main_map(pr);
@@ -267,6 +291,13 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 	if (one_event && is_clock(event)) {
 		value_type(p, &m, PROFILE_PERIOD_TYPE, &s, "cpu", "nanoseconds");
 	}
+	if (o) {
+		pb_int(p, PROFILE_TIME_NANOS, (uint64_t)(o->time_nanos > 0 ? o->time_nanos : 0));
+		pb_int(p, PROFILE_DURATION_NANOS,
+		       (uint64_t)(o->duration_nanos > 0 ? o->duration_nanos : 0));
+		for (size_t i = 0; i < o->nr_comments; i++)
+			pb_int(p, PROFILE_COMMENT, sid(&s, o->comments[i]));
+	}
 	pb_int(p, PROFILE_DEFAULT_SAMPLE_TYPE,
 	       one_event && is_clock(event) ? sid(&s, "cpu") :
 	       sid(&s, one_event && *event ? event : "period"));
@@ -296,11 +327,20 @@ static int encode(const struct ds_profile *pr, struct pb *p)
 
 int ds_profile_write_pprof(const struct ds_profile *pr, FILE *out)
 {
+	return ds_profile_write_pprof_opts(pr, out, NULL);
+}
+
+int ds_profile_write_pprof_opts(const struct ds_profile *pr, FILE *out,
+				const struct ds_pprof_opts *o)
+{
 	struct pb p = { 0 };
 	z_stream z;
 	uint8_t buf[65536];
-	int err = encode(pr, &p), zr;
+	int err, zr;
 
+	if (o && o->sz < sizeof(*o))
+		return -EINVAL;
+	err = encode(pr, &p, o);
 	if (err) {
 		free(p.b);
 		return err;

@@ -184,18 +184,35 @@ int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *com
 		   uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
 		   uint64_t period, const char *root_marker)
 {
+	struct ds_profile_sample s = {
+		.sz = sizeof(s), .comm = comm, .pid = pid, .cpu = -1, .event = event,
+		.chain = chain, .nr = nr, .period = period, .root_marker = root_marker,
+	};
+
+	return ds_profile_add_sample(p, sym, &s);
+}
+
+int ds_profile_add_sample(struct ds_profile *p, struct ds_symbols *sym,
+			  const struct ds_profile_sample *s)
+{
 	bool kernel = false, have_ctx = false;
 	struct prof_stack *st;
-	size_t n = 3;		/* comm, event, pid, then location ids */
-	uint32_t id;
+	size_t n = PROF_KEYS;	/* comm, event, pid, cpu + 1, then location ids */
+	const uint64_t *chain = s->chain;
+	uint64_t nr = s->nr, period = s->period;
+	const char *comm = s->comm, *event = s->event, *root_marker = s->root_marker;
+	uint32_t id, pid = s->pid;
 	bool added;
 	int err = 0;
 
+	if (s->sz < sizeof(*s))
+		return -EINVAL;
 	if ((err = ds_grow(&p->scratch, &p->scap, n + 1, sizeof(uint32_t))))
 		return err;
 	p->scratch[0] = prof_str(p, comm && *comm ? comm : "[unknown]", &err);
 	p->scratch[1] = prof_str(p, event ? event : "", &err);
 	p->scratch[2] = pid;
+	p->scratch[3] = s->cpu < 0 ? 0 : (uint32_t)s->cpu + 1;
 	for (uint64_t i = 0; i < nr && !err; i++) {
 		uint64_t ip = chain[i];
 		struct ds_sym_info si;
@@ -246,8 +263,8 @@ const uint32_t *prof_stack(const struct ds_profile *p, uint32_t id, size_t *nloc
 	size_t len;
 	const uint32_t *k = ktab_key(&p->stacks, id, &len);
 
-	*nlocs = len / sizeof(uint32_t) - 3;
-	return k;	/* [comm, event, pid, loc...] */
+	*nlocs = len / sizeof(uint32_t) - PROF_KEYS;
+	return k;	/* [comm, event, pid, cpu + 1, loc...] */
 }
 
 const struct prof_loc *prof_loc(const struct ds_profile *p, uint32_t id)

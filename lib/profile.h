@@ -51,7 +51,8 @@ struct prof_stack {
 
 struct ds_profile {
 	struct ktab strs, funcs, locs, maps;
-	struct ktab stacks;	/* [comm, event, pid, loc ids leaf first] */
+	/* [comm, event, pid, cpu + 1 (0: none), loc ids leaf first] */
+	struct ktab stacks;
 	struct prof_map *mv;
 	size_t mcap;
 	struct prof_stack *sv;
@@ -64,7 +65,9 @@ struct ds_profile {
 
 uint32_t prof_str(struct ds_profile *p, const char *s, int *err);
 const char *prof_name(const struct ds_profile *p, uint32_t str);
-/* [comm, event, pid, loc...]; *nlocs locations follow the three */
+/* the keys of a stack before its locations */
+#define PROF_KEYS 4
+/* [comm, event, pid, cpu + 1, loc...]; *nlocs locations follow the keys */
 const uint32_t *prof_stack(const struct ds_profile *p, uint32_t id, size_t *nlocs);
 const struct prof_loc *prof_loc(const struct ds_profile *p, uint32_t id);
 const struct prof_func *prof_func(const struct ds_profile *p, uint32_t id);

@@ -180,7 +180,7 @@ static void print_graph(struct text *x, const uint32_t *leafrow, uint32_t row)
 
 		if (leafrow[s] != row + 1)
 			continue;
-		st = prof_stack(x->p, s, &nl) + 3;
+		st = prof_stack(x->p, s, &nl) + PROF_KEYS;
 		w = prof_weight(x->p, s);
 		x->t[0].w += w;
 		for (size_t i = 0; i < nl && !x->err; i++) {
@@ -292,7 +292,7 @@ int ds_profile_write_text(const struct ds_profile *p, FILE *out,
 
 		x.total += w;
 		for (size_t i = 0; i < nl && !err; i++) {
-			const struct prof_loc *l = prof_loc(p, st[3 + i]);
+			const struct prof_loc *l = prof_loc(p, st[PROF_KEYS + i]);
 			uint32_t key[4], id;
 			bool added;
 

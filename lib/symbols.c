@@ -127,6 +127,9 @@ struct ds_symbols {
 	struct ds_htab maps;	/* struct mapset, key pid */
 	struct ds_htab comms;	/* struct comm, key tid */
 	struct ds_htab rec_ids;	/* recorded struct ds_build_id, key: hash of path */
+	/* the recorded kernel's build-id (kbid_len 0: none) */
+	unsigned char kbid[DS_BUILD_ID_MAX];
+	size_t kbid_len;
 	struct ds_symbols_opts o;
 	char *vdso;		/* the vDSO image's path, NULL: none */
 	char *perf_map_dir;
@@ -171,6 +174,11 @@ static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, s
 		uint64_t h;
 		struct ds_build_id *b;
 
+		if (v[i].kernel && !s->kbid_len && v[i].size && v[i].size <= DS_BUILD_ID_MAX &&
+		    v[i].path && !strcmp(v[i].path, "[kernel.kallsyms]")) {
+			memcpy(s->kbid, v[i].id, v[i].size);
+			s->kbid_len = v[i].size;
+		}
 		if (v[i].kernel || !v[i].path || !v[i].size || v[i].size > DS_BUILD_ID_MAX)
 			continue;
 		h = ds_hash_str(v[i].path);
@@ -1177,6 +1185,10 @@ static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sy
 	out->kernel = true;
 	out->dso = out->dso_short = "[kernel.kallsyms]";
 	out->dso_off = ip;
+	if (s->kbid_len) {	/* a pprof mapping's build-id */
+		out->build_id = s->kbid;
+		out->build_id_len = s->kbid_len;
+	}
 	if (k && ip - k->start < (1u << 24)) {
 		out->name = out->sym = k->name;
 		out->sym_off = ip - k->start;

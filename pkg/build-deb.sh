@@ -45,7 +45,7 @@ changes=$(ls "$outdir"/deferstack_"$version"_*.changes)
 
 # Info-level tags are shown too (-I) and, like warnings and errors, must be
 # fixed, or overridden in debian/PACKAGE.lintian-overrides with a comment that
-# says why (there are none).
+# says why (deferstack: its systemd-only unit).
 lintian -I --fail-on error,warning,info "$changes" > "$work/lintian.log" 2>&1 || {
 	cat "$work/lintian.log" >&2
 	ds_die "lintian: $changes has tags without an override"

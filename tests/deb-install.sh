@@ -14,6 +14,8 @@
 #   2. tests/cli/installed.sh runs against /usr/bin/deferstack: --version,
 #      man page, the bundled recording's folded output, check-report.sh, a
 #      pkg-config consumer of the library, record -> report of a workload;
+#      deferstack-profiler.service and /etc/default/deferstack installed, the
+#      user deferstack made by postinst, the unit not enabled;
 #   3. dpkg --purge removes all three and leaves none of their files.
 # Ends with "deb-install: N passed, N failed".
 set -uo pipefail
@@ -88,9 +90,17 @@ else
 fi
 check_file() { in_root "[ -e '$1' ]" && ok "installed: $1" || bad "installed: $1"; }
 for f in /usr/bin/deferstack /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/libdeferstack.so.0 \
-	/usr/include/deferstack/deferstack.h /usr/share/man/man1/deferstack.1.gz; do
+	/usr/include/deferstack/deferstack.h /usr/share/man/man1/deferstack.1.gz \
+	/lib/systemd/system/deferstack-profiler.service /etc/default/deferstack; do
 	check_file "$f"
 done
+# the always-on profiler: its user made by postinst, the unit not enabled
+if in_root 'getent passwd deferstack > /dev/null && getent group deferstack > /dev/null &&
+	[ -z "$(find /etc/systemd/system -name deferstack-profiler.service 2>/dev/null)" ]'; then
+	ok "deferstack-profiler.service: user and group deferstack made, the unit not enabled"
+else
+	bad "deferstack-profiler.service: no user deferstack, or the unit enabled"
+fi
 
 if in_root 'cd /src && tests/cli/installed.sh /usr/bin/deferstack' > "$DS_BUILD/deb-install-cli.log" 2>&1; then
 	ok "tests/cli/installed.sh on the installed files: $(tail -1 "$DS_BUILD/deb-install-cli.log")"
@@ -101,7 +111,9 @@ fi
 
 left=$(in_root "dpkg --purge ${pkgs[*]} > /dev/null 2>&1 &&
 	ls -d /usr/bin/deferstack /usr/lib/*/libdeferstack* /usr/lib/*/pkgconfig/deferstack.pc \
-		/usr/include/deferstack /usr/share/man/man1/deferstack.1.gz /usr/share/doc/*deferstack* 2>/dev/null" ||
+		/usr/include/deferstack /usr/share/man/man1/deferstack.1.gz /usr/share/doc/*deferstack* \
+		/lib/systemd/system/deferstack-profiler.service /etc/default/deferstack \
+		/var/lib/deferstack 2>/dev/null" ||
 	true)
 if [ -z "$left" ] && in_root "! dpkg-query -W -f='\${Status}\n' ${pkgs[*]} 2>/dev/null | grep -q installed"; then
 	ok "dpkg --purge: all three gone, no files left"

@@ -11,7 +11,9 @@
 #           into that root's /boot;
 #   guest   in that guest, with the root's /usr/bin/deferstack and its
 #           libraries, /opt/perf7, and the example workload running;
-#   perf7   (with another mark) skipped when sid's perf cannot be downloaded.
+#   perf7   (with another mark) skipped when sid's perf cannot be downloaded;
+#   systemd not run: no systemd runs in the root or the guest (make check
+#           tests deferstack-profiler.service: tests/cli/check-unit.sh).
 # A ```sh block without a mark fails the test. The guest checks what the
 # blocks printed and wrote (release, defer mode, stitched stacks of the
 # workload in deferstack's and perf's profiles); after the uninstall block

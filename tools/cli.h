@@ -61,6 +61,28 @@ const char *pipeline_event(const struct pipeline *p, const struct perf_event_hea
 /* default kallsyms path for a data file: "<file>.kallsyms" if present */
 const char *default_kallsyms(const char *data, char *buf, size_t len);
 
+/* tools/report-opts.c ----------------------------------------------- */
+
+/* the values of a --comm, --pid or --dso list */
+#define MAX_FILTER 64
+void usage_report(FILE *f);
+/* the option of an output mode ('t', 'f', 's', 'P'): "text", ... */
+const char *out_name(int mode);
+/* Split a comma-separated option value in place into out[*n...] (at most
+ * MAX_FILTER in all): 0, or -1 (said why). */
+int split_list(char *s, const char *opt, const char **out, size_t *n);
+/* --sort KEYS, -g MODE[,MIN], --pid PIDS: 0, or -1 (said why). */
+int parse_sort(char *s, struct ds_text_opts *to);
+int parse_graph(const char *s, struct ds_text_opts *to);
+int parse_pids(char *s, uint32_t *pids, size_t *nr);
+
+/* tools/report.c ---------------------------------------------------- */
+
+/* IN's profile as report --pprof writes it (the first event with samples)
+ * into OUT (a temp file renamed into place), with po's window time, labels
+ * and comments: 0 or -errno (said). */
+int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po);
+
 /* tools/stitch-file.c ----------------------------------------------- */
 
 /* Stitch IN into a classic-callchain perf.data OUT (convert, record

@@ -65,8 +65,9 @@ static int parse_switch_output(struct ropts *o, const char *arg)
 /* What windows exclude and need. */
 static int check_window_opts(const struct ropts *o)
 {
-	if ((o->keep || o->max_size) && !o->switch_mode) {
-		die_msg("record: --keep, --switch-max-files and --max-size need --switch-output");
+	if ((o->keep || o->max_size || o->pprof_dir) && !o->switch_mode) {
+		die_msg("record: --keep, --switch-max-files, --max-size and --pprof-dir need "
+			"--switch-output");
 		return -EINVAL;
 	}
 	if (o->switch_mode && !strcmp(o->out, "-")) {
@@ -87,7 +88,8 @@ void usage_record(FILE *f)
 		"usage: deferstack record [-o FILE] [-e EVENT[,EVENT...]]... [-F FREQ | -c N]\n"
 		"                         [--mode defer|classic|auto] [--stitched] [-d SECS]\n"
 		"                         [-m PAGES] [--switch-output[=TIME|SIZE] [--keep N]\n"
-		"                         [--max-size SIZE]] [-a | -p PID | -- COMMAND ARGS...]\n"
+		"                         [--max-size SIZE] [--pprof-dir DIR]]\n"
+		"                         [-a | -p PID | -- COMMAND ARGS...]\n"
 		"Sample with callchains into a perf.data file.\n"
 		"  -o FILE        output (default perf.data); kallsyms saved as FILE.kallsyms\n"
 		"                 an existing FILE is kept as FILE.old (like perf); -o -:\n"
@@ -119,6 +121,8 @@ void usage_record(FILE *f)
 		"                 (signal, the default); SIGHUP and SIGUSR2 always switch\n"
 		"  --keep N       keep the newest N windows of FILE (alias --switch-max-files)\n"
 		"  --max-size SIZE  keep the newest windows up to SIZE bytes in all\n"
+		"  --pprof-dir DIR  also write each closed window as DIR/WINDOW.pb.gz, a\n"
+		"                 gzipped pprof profile (Pyroscope, Parca, go tool pprof)\n"
 		"A summary (samples, deferred records, stitched, unmatched, lost) is printed\n"
 		"at the end. With a COMMAND, exits with its status (128+N for signal N;\n"
 		"127/126 when it cannot be run).\n");
@@ -141,6 +145,7 @@ int parse_record_opts(int argc, char **argv, struct ropts *o)
 		{ "keep", required_argument, NULL, 'K' },
 		{ "switch-max-files", required_argument, NULL, 'K' },
 		{ "max-size", required_argument, NULL, 'X' },
+		{ "pprof-dir", required_argument, NULL, 'Q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -212,6 +217,13 @@ int parse_record_opts(int argc, char **argv, struct ropts *o)
 		case 'X':
 			if (parse_size("--max-size", optarg, &o->max_size))
 				return -1;
+			break;
+		case 'Q':
+			if (!*optarg) {
+				die_msg("record: --pprof-dir needs a directory");
+				return -1;
+			}
+			o->pprof_dir = optarg;
 			break;
 		case 'h': usage_record(stdout); return 1;
 		default: usage_record(stderr); return -1;

@@ -163,6 +163,7 @@ int window_open(struct rec *r)
 		return err;
 	r->nr_windows++;
 	r->win_t0 = now_s();
+	r->win_real0 = real_ns();
 	r->win_samples0 = r->nr_samples;
 	r->win_deferred0 = r->nr_deferred;
 	r->win_lost0 = r->nr_lost;
@@ -194,7 +195,7 @@ bool window_due(const struct rec *r, double now, bool asked)
 
 struct win_file {
 	char name[NAME_MAX + 1];
-	uint64_t bytes;		/* the file, its kallsyms and vDSO files */
+	uint64_t bytes;		/* the file, its kallsyms, vDSO and pprof files */
 };
 
 static uint64_t file_size(const char *dir, const char *name, const char *suffix)
@@ -226,7 +227,8 @@ static bool is_window(const char *name, const char *base, size_t blen)
 
 /* The windows of out in its directory, sorted oldest first (*out
  * malloc'ed): their number or -errno. */
-static long list_windows(const char *dir, const char *base, struct win_file **out)
+static long list_windows(const struct rec *r, const char *dir, const char *base,
+			 struct win_file **out)
 {
 	struct win_file *v = NULL;
 	size_t n = 0, cap = 0, blen = strlen(base);
@@ -247,6 +249,8 @@ static long list_windows(const char *dir, const char *base, struct win_file **ou
 		v[n].bytes = file_size(dir, e->d_name, "") +
 			     file_size(dir, e->d_name, ".kallsyms") +
 			     file_size(dir, e->d_name, ".vdso");
+		if (r->o.pprof_dir)
+			v[n].bytes += file_size(r->o.pprof_dir, e->d_name, ".pb.gz");
 		n++;
 	}
 	closedir(d);
@@ -257,9 +261,13 @@ static long list_windows(const char *dir, const char *base, struct win_file **ou
 }
 
 /* Remove a window and what record wrote beside it. */
-static void remove_window(const char *dir, const char *name)
+static void remove_window(const struct rec *r, const char *dir, const char *name)
 {
 	char p[PATH_MAX];
+
+	if (r->o.pprof_dir && !pprof_path(r, name, p, sizeof(p)) && unlink(p) != 0 &&
+	    errno != ENOENT)
+		die_msg("cannot remove %s: %s", p, strerror(errno));
 
 	if (snprintf(p, sizeof(p), "%s/%s.kallsyms", dir, name) < (int)sizeof(p) &&
 	    unlink(p) != 0 && errno != ENOENT)
@@ -284,7 +292,7 @@ static void retain(struct rec *r)
 	snprintf(d1, sizeof(d1), "%s", r->o.out);
 	snprintf(d2, sizeof(d2), "%s", r->o.out);
 	snprintf(dir, sizeof(dir), "%s", dirname(d1));
-	n = list_windows(dir, basename(d2), &v);
+	n = list_windows(r, dir, basename(d2), &v);
 	if (n < 0) {
 		die_msg("cannot list the windows of %s: %s", r->o.out, strerror((int)-n));
 		return;
@@ -301,7 +309,7 @@ static void retain(struct rec *r)
 			keep = (!r->o.keep || (unsigned long)(n - i) <= r->o.keep) &&
 			       (!r->o.max_size || total <= r->o.max_size);
 		if (!keep)
-			remove_window(dir, v[i].name);
+			remove_window(r, dir, v[i].name);
 	}
 	free(v);
 }
@@ -349,6 +357,7 @@ static int close_prev(struct rec *r)
 	if (err)
 		return write_err(r, err);
 	say_window(p->path, p->samples, p->deferred, p->lost, p->bytes);
+	pprof_window(r, p->path, p->real0, p->real1);
 	retain(r);
 	return 0;
 }
@@ -426,6 +435,8 @@ static int window_close(struct rec *r, int err, bool last)
 		p->pend = r->pend;
 		strcpy(p->path, r->win_path);
 		p->until = now_s() + CARRY_SECS;
+		p->real0 = r->win_real0;
+		p->real1 = real_ns();
 		p->samples = r->nr_samples - r->win_samples0;
 		p->deferred = r->nr_deferred - r->win_deferred0;
 		p->lost = r->nr_lost - r->win_lost0;
@@ -446,6 +457,7 @@ static int window_close(struct rec *r, int err, bool last)
 	say_window(r->win_path, r->nr_samples - r->win_samples0,
 		   r->nr_deferred - r->win_deferred0, r->nr_lost - r->win_lost0,
 		   r->bytes - r->win_bytes0);
+	pprof_window(r, r->win_path, r->win_real0, real_ns());
 	retain(r);
 	return 0;
 }
@@ -465,7 +477,10 @@ int window_finish(struct rec *r, int err)
 
 	if (!err)
 		err = e2;
-	return r->w ? window_close(r, err, true) : err;
+	if (r->w)
+		err = window_close(r, err, true);
+	pprof_wait(r);
+	return err;
 }
 
 void window_summary(const struct rec *r)

@@ -316,6 +316,8 @@ static int record(struct rec *r, int argc, char **argv)
 			"(| deferstack report -i -) or redirect it to a file");
 		return 1;
 	}
+	if (r->o.pprof_dir && pprof_dir_check(r->o.pprof_dir))
+		return 1;
 	path = r->o.out;
 	if (r->o.stitched && is_special(r->o.out)) {
 		/* the raw records go to a temp file, converted to stdout (or

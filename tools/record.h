@@ -4,6 +4,7 @@
  *   record.c         the top-level flow, the command record runs
  *   record-opts.c    options (usage, parsing)
  *   record-windows.c --switch-output: windows, their names and retention
+ *   record-pprof.c   --pprof-dir: a pprof profile of each closed window
  *   record-events.c  event attrs, the defer probe, opening events and rings
  *   record-drain.c   the output file: draining the rings into it
  *   record-synth.c   side data: existing processes, build-ids, kallsyms
@@ -61,6 +62,7 @@ struct ropts {
 	uint64_t switch_bytes;	/* SW_SIZE */
 	unsigned long keep;	/* --keep N: 0 all */
 	uint64_t max_size;	/* --max-size: 0 no limit */
+	const char *pprof_dir;	/* --pprof-dir: a profile per window there */
 };
 
 struct cpu_buf {
@@ -105,6 +107,9 @@ struct rec {
 	char win_path[PATH_MAX];
 	char win_ts[32];	/* its timestamp: the next one must be later */
 	double win_t0;		/* when it started (CLOCK_MONOTONIC) */
+	int64_t win_real0;	/* ... in ns of CLOCK_REALTIME (its pprof's time) */
+	pid_t pprof_pid;	/* the process writing the last window's pprof */
+	char pprof_out[PATH_MAX];	/* ... into this file */
 	uint64_t win_bytes0, win_samples0, win_deferred0, win_lost0;
 	unsigned long nr_windows;
 	/* defer mode: the tasks whose last sample of the window waits for
@@ -117,6 +122,7 @@ struct rec {
 		char path[PATH_MAX];
 		struct ds_htab objs, pend;
 		double until;		/* closed then at the latest */
+		int64_t real0, real1;	/* its start and end (CLOCK_REALTIME ns) */
 		uint64_t samples, deferred, lost, bytes;
 	} prev;
 };
@@ -150,6 +156,22 @@ int window_tick(struct rec *r, double now);
 int window_finish(struct rec *r, int err);
 /* The closing lines: windows written, samples in all. */
 void window_summary(const struct rec *r);
+
+/* tools/record-pprof.c ---------------------------------------------- */
+
+/* --pprof-dir: create DIR if missing: 0 or -errno (said). */
+int pprof_dir_check(const char *dir);
+/* Write DIR/<window>.pb.gz of the closed window path (t0, t1: its start
+ * and end, ns since the epoch) in a child process, after the previous
+ * one is done; a failure is said once (by the child) and recording goes
+ * on. */
+void pprof_window(struct rec *r, const char *path, int64_t t0, int64_t t1);
+/* Wait for the last window's pprof. */
+void pprof_wait(struct rec *r);
+/* DIR/<name>.pb.gz of a window name: 0, or -ENAMETOOLONG. */
+int pprof_path(const struct rec *r, const char *name, char *buf, size_t len);
+/* ns of CLOCK_REALTIME */
+int64_t real_ns(void);
 
 /* tools/record-evparse.c -------------------------------------------- */
 

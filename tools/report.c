@@ -11,7 +11,6 @@
 
 #include "cli.h"
 
-#define MAX_FILTER 64
 
 /* One profile per event (attr), like perf report's sections: a ds_profile
  * for --text and --pprof, a ds_fold for --folded and --svg. */
@@ -81,6 +80,7 @@ static bool keep(struct report *r, const struct ds_event *ev, const uint64_t *ch
 }
 
 static int want_attr(struct report *r, size_t ai);
+static size_t events_with_samples(const struct report *r, size_t *first);
 
 static bool by_profile(const struct report *r)
 {
@@ -122,13 +122,20 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 		char nbuf[64];
 		const char *event = pipeline_event(r->p, o->ev->hdr, nbuf, sizeof(nbuf));
 
+		/* weights are periods, as perf report's are; pprof: a cpu label */
+		struct ds_profile_sample s = {
+			.sz = sizeof(s), .comm = pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
+			.cpu = r->mode == 'P' && (o->ev->have & DS_EV_CPU) ?
+			       (int32_t)o->ev->cpu : -1,
+			.event = event, .chain = chain, .nr = nr,
+			.period = have_period ? o->ev->period : 0,
+			.root_marker = o->kind == DS_OUT_KERNEL_ONLY ?
+				       "[user stack not stitched]" : NULL,
+		};
+
 		if (!r->profs[ai] && ds_profile_new(&r->profs[ai]))
 			return -ENOMEM;
-		/* weights are periods, as perf report's are */
-		return ds_profile_add(r->profs[ai], r->p->sym, pipeline_comm(r->p, o->ev),
-				      o->ev->pid, event, chain, nr, have_period ? o->ev->period : 0,
-				      o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]"
-								    : NULL);
+		return ds_profile_add_sample(r->profs[ai], r->p->sym, &s);
 	}
 	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
 		return -ENOMEM;
@@ -141,16 +148,18 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 				 1, have_period ? o->ev->period : 1);
 }
 
+/* title: the SVG's; po: the pprof's window (may be NULL) */
 static int write_to(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
-		    FILE *f, const char *title)
+		    FILE *f, const char *title, const struct ds_pprof_opts *po)
 {
-	return mode == 'P' ? ds_profile_write_pprof(prof, f) : ds_fold_write_svg(fold, f, title);
+	return mode == 'P' ? ds_profile_write_pprof_opts(prof, f, po) :
+			     ds_fold_write_svg(fold, f, title);
 }
 
 /* The SVG or pprof file goes to a temp file renamed into place on success;
  * "-" is standard output (a gzipped pprof is not written to a terminal). */
 static int write_out(int mode, const struct ds_fold *fold, const struct ds_profile *prof,
-		     const char *path, const char *title)
+		     const char *path, const char *title, const struct ds_pprof_opts *po)
 {
 	struct outfile of;
 	FILE *f;
@@ -162,7 +171,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 				"terminal (redirect standard output or give a file)");
 			return -EINVAL;
 		}
-		err = write_to(mode, fold, prof, stdout, title);
+		err = write_to(mode, fold, prof, stdout, title, po);
 		if (err) {
 			if (err != -ENOMEM)
 				die_msg("writing standard output: %s", strerror(-err));
@@ -181,7 +190,7 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 		outfile_abort(&of);
 		return err;
 	}
-	err = write_to(mode, fold, prof, f, title);
+	err = write_to(mode, fold, prof, f, title, po);
 	errno = 0;
 	if (fclose(f) != 0 && !err)
 		err = errno ? -errno : -EIO;
@@ -193,53 +202,41 @@ static int write_out(int mode, const struct ds_fold *fold, const struct ds_profi
 	return outfile_commit(&of);
 }
 
-static void usage_report(FILE *f)
+static void report_free(struct report *r)
 {
-	fprintf(f,
-		"usage: deferstack report [-i FILE|-] [-k KALLSYMS]\n"
-		"                         [--text | --folded | --svg OUT.svg | --pprof OUT.pb.gz]\n"
-		"                         [--sort KEYS] [--children] [-g caller|callee|none[,MIN]]\n"
-		"                         [--comm LIST] [--pid LIST] [--dso LIST] [--top N]\n"
-		"                         [--event NAME] [--force-symbols] [--full-names]\n"
-		"Read a perf.data file (raw deferred or classic), merge per-CPU records in\n"
-		"time order, stitch deferred user callchains and print:\n"
-		"  --text        perf-report-like table: Children (inclusive) and Self\n"
-		"                overhead per row, one section per event (default)\n"
-		"  --folded      folded stacks (FlameGraph / speedscope input)\n"
-		"  --svg FILE    an interactive SVG flame graph (search, click to zoom)\n"
-		"  --pprof FILE  gzipped pprof profile.proto (go tool pprof, Pyroscope,\n"
-		"                Parca, Grafana); --svg -, --pprof -: standard output\n"
-		"  -i FILE       input (default perf.data; -: standard input, pipe mode)\n"
-		"  -k FILE       kallsyms for kernel symbols (default FILE.kallsyms, then\n"
-		"                /proc/kallsyms)\n"
-		"  -s, --sort KEYS  row keys for --text, comma-separated: comm, pid, dso, sym\n"
-		"                (default comm,dso,sym); 'overhead' orders by self (the\n"
-		"                default), 'children' by inclusive overhead\n"
-		"  --children    order --text rows by inclusive overhead\n"
-		"  -g, --call-graph caller|callee|none[,MIN]\n"
-		"                call graph under each --text row: caller (from main down)\n"
-		"                or callee (from the function up); branches under MIN %%\n"
-		"                (default 0.5) hidden\n"
-		"  --comm LIST, --pid LIST\n"
-		"                only samples of these commands or pids (comma-separated)\n"
-		"  --dso LIST    only samples whose own frame is in these objects (base\n"
-		"                name or path; [kernel.kallsyms], [vdso])\n"
-		"  --top N       rows per section in --text (default 20)\n"
-		"  -e, --event NAME  only the samples of event NAME (e.g. cpu-clock);\n"
-		"                --folded, --svg and --pprof show one event: without\n"
-		"                --event, the first with samples\n"
-		"  --force-symbols  symbolize objects whose build-id differs from the\n"
-		"                recorded one (by default their frames are addresses)\n"
-		"  --full-names  C++ functions with their parameters and return type\n"
-		"                (by default without, as perf: std::sort<It, Cmp>)\n"
-		"Every output is weighted by the samples' periods, like perf report.\n"
-		"Samples whose deferred record never came are shown under\n"
-		"'[user stack not stitched]'. A summary ends --text (else on stderr).\n");
+	for (size_t i = 0; i < r->nr_ev; i++) {
+		ds_profile_free(r->profs[i]);
+		ds_fold_free(r->folds[i]);
+	}
+	free(r->profs);
+	free(r->folds);
+	free(r->want);
 }
 
-static const char *out_name(int mode)
+int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po)
 {
-	return mode == 'f' ? "folded" : mode == 's' ? "svg" : mode == 'P' ? "pprof" : "text";
+	struct ds_profile *empty = NULL;
+	char ksbuf[4096];
+	struct pipeline p;
+	struct report r;
+	size_t first = 0;
+	int err;
+
+	memset(&r, 0, sizeof(r));
+	r.p = &p;
+	r.mode = 'P';
+	err = pipeline_run(&p, in, default_kallsyms(in, ksbuf, sizeof(ksbuf)), PL_SYMBOLS,
+			   report_cb, &r);
+	if (!err && !events_with_samples(&r, &first))
+		err = ds_profile_new(&empty);
+	if (!err)
+		err = write_out('P', NULL, empty ? empty : r.profs[first], out, NULL, po);
+	if (err == -ENOMEM)
+		die_msg("%s: out of memory", out);
+	pipeline_close(&p);
+	report_free(&r);
+	ds_profile_free(empty);
+	return err;
 }
 
 /* NAME selects an event named NAME, or NAME with a modifier ("cpu-clock"
@@ -356,114 +353,6 @@ static int write_text(const struct report *r, const struct ds_text_opts *to)
 	return err;
 }
 
-/* Split a comma-separated option value in place. */
-static int split_list(char *s, const char *opt, const char **out, size_t *n)
-{
-	for (char *save = NULL, *t = strtok_r(s, ",", &save); t;
-	     t = strtok_r(NULL, ",", &save)) {
-		if (*n == MAX_FILTER) {
-			die_msg("report: %s: at most %d values", opt, MAX_FILTER);
-			return -1;
-		}
-		out[(*n)++] = t;
-	}
-	if (!*n) {
-		die_msg("report: %s needs a value", opt);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_sort(char *s, struct ds_text_opts *to)
-{
-	const char *keys[8];
-	size_t n = 0;
-
-	if (split_list(s, "--sort", keys, &n))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		const char *k = keys[i];
-		enum ds_sort_key v;
-
-		if (!strcmp(k, "overhead")) {
-			to->by_children = false;
-			continue;
-		}
-		if (!strcmp(k, "children")) {
-			to->by_children = true;
-			continue;
-		}
-		if (!strcmp(k, "comm"))
-			v = DS_SORT_COMM;
-		else if (!strcmp(k, "pid"))
-			v = DS_SORT_PID;
-		else if (!strcmp(k, "dso"))
-			v = DS_SORT_DSO;
-		else if (!strcmp(k, "sym") || !strcmp(k, "symbol"))
-			v = DS_SORT_SYM;
-		else {
-			die_msg("report: bad --sort key '%s' (comm, pid, dso, sym, overhead, "
-				"children)", k);
-			return -1;
-		}
-		for (size_t j = 0; j < to->nr_keys; j++) {
-			if (to->keys[j] == v) {
-				die_msg("report: --sort key '%s' given twice", k);
-				return -1;
-			}
-		}
-		to->keys[to->nr_keys++] = v;
-	}
-	return 0;
-}
-
-static int parse_graph(const char *s, struct ds_text_opts *to)
-{
-	const char *comma = strchr(s, ',');
-	size_t l = comma ? (size_t)(comma - s) : strlen(s);
-
-	if (l == 6 && !strncmp(s, "caller", 6))
-		to->graph = DS_GRAPH_CALLER;
-	else if (l == 6 && !strncmp(s, "callee", 6))
-		to->graph = DS_GRAPH_CALLEE;
-	else if (l == 4 && !strncmp(s, "none", 4))
-		to->graph = DS_GRAPH_NONE;
-	else {
-		die_msg("report: bad -g '%s' (caller, callee or none, then ,MIN%%)", s);
-		return -1;
-	}
-	if (comma) {
-		char *end;
-
-		errno = 0;
-		to->graph_min = strtod(comma + 1, &end);
-		if (errno || end == comma + 1 || *end || !(to->graph_min >= 0) ||
-		    to->graph_min > 100) {
-			die_msg("report: bad -g threshold '%s' (a percentage, 0 to 100)",
-				comma + 1);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int parse_pids(char *s, struct report *r)
-{
-	const char *v[MAX_FILTER];
-	size_t n = 0;
-
-	if (split_list(s, "--pid", v, &n))
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		unsigned long pid;
-
-		if (parse_ulong("--pid", v[i], 0, UINT32_MAX, &pid))
-			return -1;
-		r->pids[r->nr_pids++] = (uint32_t)pid;
-	}
-	return 0;
-}
-
 int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -542,7 +431,7 @@ int cmd_report(int argc, char **argv)
 				goto out;
 			break;
 		case 'p':
-			if (parse_pids(optarg, &r))
+			if (parse_pids(optarg, r.pids, &r.nr_pids))
 				goto out;
 			break;
 		case 'd':
@@ -605,10 +494,10 @@ int cmd_report(int argc, char **argv)
 			die_msg("writing standard output: %s", strerror(-err));
 		break;
 	case 's':
-		err = write_out(mode, nev ? r.folds[first] : empty_fold, NULL, outpath, in);
+		err = write_out(mode, nev ? r.folds[first] : empty_fold, NULL, outpath, in, NULL);
 		break;
 	case 'P':
-		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in);
+		err = write_out(mode, NULL, nev ? r.profs[first] : empty_prof, outpath, in, NULL);
 		break;
 	default:
 		/* the summary ends the table (once: not on stderr too) */
@@ -629,13 +518,7 @@ done:
 out:
 	if (ran)
 		pipeline_close(&p);
-	for (size_t i = 0; i < r.nr_ev; i++) {
-		ds_profile_free(r.profs[i]);
-		ds_fold_free(r.folds[i]);
-	}
-	free(r.profs);
-	free(r.folds);
-	free(r.want);
+	report_free(&r);
 	ds_fold_free(empty_fold);
 	ds_profile_free(empty_prof);
 	return rc;

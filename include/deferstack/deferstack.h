@@ -631,6 +631,21 @@ DS_API void ds_profile_free(struct ds_profile *p);
 DS_API int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *comm,
 			  uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
 			  uint64_t period, const char *root_marker);
+/* One sample for ds_profile_add_sample(): ds_profile_add()'s arguments
+ * and the CPU it ran on (a pprof label). */
+struct ds_profile_sample {
+	size_t sz;		/* sizeof(struct ds_profile_sample) */
+	const char *comm;
+	uint32_t pid;
+	int32_t cpu;		/* -1: not known (no cpu label) */
+	const char *event;
+	const uint64_t *chain;
+	uint64_t nr;
+	uint64_t period;
+	const char *root_marker;
+};
+DS_API int ds_profile_add_sample(struct ds_profile *p, struct ds_symbols *sym,
+				 const struct ds_profile_sample *s);
 DS_API uint64_t ds_profile_samples(const struct ds_profile *p);
 
 enum ds_sort_key {
@@ -668,10 +683,27 @@ DS_API int ds_profile_write_text(const struct ds_profile *p, FILE *out,
 /*
  * pprof's profile.proto, gzipped (what `go tool pprof`, Pyroscope, Parca and
  * Grafana read): sample types samples/count and the period (cpu/nanoseconds
- * for cpu-clock, the default), samples with comm and pid labels, a location
+ * for cpu-clock, the default), samples with comm and pid labels (and cpu
+ * when added with one), a location
  * per ip with its function (name, object) and mapping (object, build-id).
  */
 DS_API int ds_profile_write_pprof(const struct ds_profile *p, FILE *out);
+
+/* What a profile of a window carries besides its samples, for servers that
+ * merge the profiles of many machines and times. */
+struct ds_pprof_opts {
+	size_t sz;			/* sizeof(struct ds_pprof_opts) */
+	int64_t time_nanos;		/* start, ns since the epoch (0: none) */
+	int64_t duration_nanos;
+	const char *const *labels;	/* nr_labels (key, value) pairs: string */
+	size_t nr_labels;		/* labels of every sample */
+	const char *const *comments;	/* the profile's comments */
+	size_t nr_comments;
+};
+/* ds_profile_write_pprof() with o's time, labels and comments (o NULL:
+ * none).  -EINVAL: a bad sz. */
+DS_API int ds_profile_write_pprof_opts(const struct ds_profile *p, FILE *out,
+				       const struct ds_pprof_opts *o);
 
 #ifdef __cplusplus
 }
