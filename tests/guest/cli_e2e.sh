@@ -53,12 +53,24 @@ check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' s
 wl=$!
 deferstack record --mode defer -a -F 1000 --switch-output -o win.data 2> record-win.log &
 rec=$!
-i=0
-while [ $i -lt 300 ] && ! ls win.data.[0-9]* > /dev/null 2>&1; do
-	sleep 0.1
-	i=$((i + 1))
+windows_made() {
+	n=0
+	for f in win.data.[0-9]*; do
+		case $f in *.kallsyms|*.vdso|*.perf-maps|*.folded|*.log) ;; *) [ -e "$f" ] && n=$((n + 1)) ;; esac
+	done
+	echo $n
+}
+# Each signal once the window before it is open (a switch synthesizes every
+# process again: seconds on the debug kernel).
+for want in 1 2 3; do
+	i=0
+	while [ $i -lt 600 ] && [ "$(windows_made)" -lt $want ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 1.5
+	if [ $want -lt 3 ]; then kill -USR2 $rec; else kill -INT $rec; fi
 done
-sleep 1.5; kill -USR2 $rec; sleep 1.5; kill -USR2 $rec; sleep 1.5; kill -INT $rec
 wait $rec
 rc=$?
 kill $wl 2> /dev/null
