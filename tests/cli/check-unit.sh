@@ -71,9 +71,13 @@ else
 	rc=$?
 	kill $ub 2> /dev/null; wait $ub 2> /dev/null
 	uw=$(uwindows "$UD/state/profile.data" | tr '\n' ' ')
-	check "unit's ExecStart with the defaults: reload ($reload) and exit 0 on SIGTERM, >= 3 windows (1 s, a reload), a .pb.gz each ($(echo $uw | wc -w) windows)" \
-		bash -c "[ $rc -eq 0 ] && [ $rrc -eq 0 ] && [ \$(echo $uw | wc -w) -ge 3 ] &&
-			for w in $uw; do [ -s '$UD/state/pprof/'\$(basename \$w).pb.gz ] || exit 1; done &&
+	nuw=$(echo $uw | wc -w)
+	npb=0
+	for w in $uw; do
+		[ -s "$UD/state/pprof/${w##*/}.pb.gz" ] && npb=$((npb + 1))
+	done
+	check "unit's ExecStart with the defaults: reload ($reload) and exit 0 on SIGTERM, >= 3 windows (1 s, a reload), a .pb.gz each ($nuw windows, $npb profiles)" \
+		bash -c "[ $rc -eq 0 ] && [ $rrc -eq 0 ] && [ $nuw -ge 3 ] && [ $npb -eq $nuw ] &&
 			! grep -q 'Sanitizer\|runtime error' '$UD/run.err' || { ls -R '$UD/state'; cat '$UD/run.err'; false; }"
 	n=0
 	for w in $uw; do

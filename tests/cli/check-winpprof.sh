@@ -42,9 +42,12 @@ else
 	rc=$?
 	kill $pbp 2> /dev/null; wait $pbp 2> /dev/null
 	wins=$(pwindows "$PD/p.data" | tr '\n' ' ')
-	check "record -a --switch-output=1s --keep 3 --pprof-dir: exit 0, 3 windows, a .pb.gz each, no other" \
-		bash -c "[ $rc -eq 0 ] && [ \$(echo $wins | wc -w) -eq 3 ] &&
-			for w in $wins; do [ -s '$PD/pp/'\$(basename \$w).pb.gz ] || exit 1; done &&
+	npb=0
+	for w in $wins; do
+		[ -s "$PD/pp/${w##*/}.pb.gz" ] && npb=$((npb + 1))
+	done
+	check "record -a --switch-output=1s --keep 3 --pprof-dir: exit 0, 3 windows, a .pb.gz each ($npb), no other" \
+		bash -c "[ $rc -eq 0 ] && [ \$(echo $wins | wc -w) -eq 3 ] && [ $npb -eq 3 ] &&
 			[ \$(ls '$PD/pp' | wc -l) -eq 4 ] && [ -e '$PD/pp/other.pb.gz' ] &&
 			! grep -q 'Sanitizer\|runtime error\|pb\.gz' '$PD/p.err' || { ls '$PD' '$PD/pp'; cat '$PD/p.err'; false; }"
 	n=0
@@ -96,7 +99,7 @@ else
 	rc=$?
 	nw=$(pwindows "$PD/g.data" | wc -l)
 	ne=$(grep -c 'gone/g.data.[0-9]*.pb.gz' "$PD/g.err")
-	check "pprof not written (its directory gone): exit 0, $nw windows, one line each ($ne)" \
+	check "pprof not written, its directory gone: exit 0, $nw windows, one line each: $ne" \
 		bash -c "[ $rc -eq 0 ] && [ $nw -ge 2 ] && [ $ne -eq $nw ] &&
 			grep -q '^deferstack: summary of all windows: [1-9]' '$PD/g.err' &&
 			! grep -q 'Sanitizer\|runtime error' '$PD/g.err' || { cat '$PD/g.err'; false; }"
