@@ -148,31 +148,21 @@ static int run_once(char *const argv[], enum mode m, struct tally *t, long *ns, 
 {
 	struct perf_event_attr attr;
 	struct ds_mmap ring = { 0 };
-	int go[2], out[2], fd = -1, status = 0;
-	char buf[256], c;
+	int go, out[2], fd = -1, status = 0;
+	char buf[256];
 	ssize_t len, got = 0;
 	pid_t pid;
 
-	if (pipe(go) || pipe(out)) {
+	if (pipe(out)) {
 		perror("sframe_bench: pipe");
 		return -1;
 	}
-	pid = fork();
+	pid = ds_exec_paused(argv, out[1], &go);
+	close(out[1]);
 	if (pid < 0) {
 		perror("sframe_bench: fork");
 		return -1;
 	}
-	if (pid == 0) {
-		close(go[1]);
-		close(out[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		dup2(out[1], 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
-	close(out[1]);
 	ds_pin(pid, 1);
 	if (m != NONE) {
 		int err = ds_attr_tracepoint(&attr, "raw_syscalls", "sys_enter");
@@ -199,11 +189,10 @@ static int run_once(char *const argv[], enum mode m, struct tally *t, long *ns, 
 	memset(t, 0, sizeof(*t));
 	t->tid = (uint32_t)pid;
 	ds_unwind_stats_read(s0);
-	if (write(go[1], "g", 1) != 1) {
+	if (ds_exec_go(go)) {
 		perror("sframe_bench: starting the workload");
 		return -1;
 	}
-	close(go[1]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		struct timespec ts = { 0, 20 * 1000 * 1000 };
 

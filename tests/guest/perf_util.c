@@ -344,3 +344,38 @@ long ds_msec_since(const struct timespec *t0)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
 }
+
+pid_t ds_exec_paused(char *const argv[], int out_fd, int *go)
+{
+	int p[2];
+	pid_t pid;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		if (read(p[0], &c, 1) != 1)
+			_exit(126);
+		if (out_fd >= 0)
+			dup2(out_fd, 1);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return -1;
+	}
+	*go = p[1];
+	return pid;
+}
+
+int ds_exec_go(int go)
+{
+	int ok = write(go, "g", 1) == 1;
+
+	close(go);
+	return ok ? 0 : -1;
+}

@@ -37,6 +37,15 @@ struct ds_child {
 	int go_fd;		/* write end: one byte releases the child */
 };
 
+/*
+ * Fork a child that execs @argv once ds_exec_go() is called, with its stdout
+ * on @out_fd if >= 0 (so that events can be opened on it first, with
+ * enable_on_exec). Returns the pid and *@go, or -1.
+ */
+pid_t ds_exec_paused(char *const argv[], int out_fd, int *go);
+/* Let the child of ds_exec_paused() exec; closes @go. 0, or -1. */
+int ds_exec_go(int go);
+
 /* Fork; the child blocks, then runs @fn(@arg) and exits with its return value. */
 int ds_child_start(struct ds_child *ch, int (*fn)(void *), void *arg);
 void ds_child_go(struct ds_child *ch);

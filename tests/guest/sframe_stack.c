@@ -131,23 +131,13 @@ static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, st
 {
 	struct perf_event_attr attr;
 	struct ds_mmap ring[2];
-	int go[2], fd[2];
+	int go, fd[2];
 	pid_t pid;
-	char c;
 
 	memset(run, 0, sizeof(*run));
-	if (pipe(go))
+	pid = ds_exec_paused(argv, out_fd, &go);
+	if (pid < 0)
 		return -1;
-	pid = fork();
-	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		if (out_fd >= 0)
-			dup2(out_fd, 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
 	for (int i = 0; i < 2; i++) {
 		if (clock_us)
 			ds_attr_sampling(&attr, clock_us * 1000ULL);
@@ -169,9 +159,8 @@ static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, st
 		}
 	}
 	run->def.only_tid = run->cls.only_tid = (uint32_t)pid;
-	if (write(go[1], "g", 1) != 1)
+	if (ds_exec_go(go))
 		return -1;
-	close(go[1]);
 	while (waitpid(pid, &run->status, WNOHANG) == 0) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 

@@ -138,23 +138,16 @@ static int run_sampled(char *const argv[], const struct run_opts *o, struct run 
 	struct timespec t0, tk;
 	char buf[8192];
 	size_t blen = 0;
-	int go[2], out[2], fd[NCPU];
+	int go, out[2], fd[NCPU];
 	pid_t pid;
-	char c;
 
 	memset(r, 0, sizeof(*r));
-	if (pipe(go) || pipe(out))
+	if (pipe(out))
 		return -1;
-	pid = fork();
-	if (pid == 0) {
-		if (read(go[0], &c, 1) != 1)
-			_exit(126);
-		dup2(out[1], 1);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(go[0]);
+	pid = ds_exec_paused(argv, out[1], &go);
 	close(out[1]);
+	if (pid < 0)
+		return -1;
 	fcntl(out[0], F_SETFL, O_NONBLOCK);
 	for (int cpu = 0; cpu < NCPU && !o->no_events; cpu++) {
 		struct perf_event_attr attr;
@@ -180,9 +173,8 @@ static int run_sampled(char *const argv[], const struct run_opts *o, struct run 
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (write(go[1], "g", 1) != 1)
+	if (ds_exec_go(go))
 		return -1;
-	close(go[1]);
 	while (wait4(pid, &r->status, WNOHANG, &r->ru) == 0) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
