@@ -8,7 +8,11 @@
  *
  * Boundary: the events stay enabled; at a switch the rings are drained
  * into the old window, and every later record goes to the new one: each
- * sample is in exactly one window.  Defer mode: a deferred record follows
+ * sample is in exactly one window.  The switch itself (the old window's
+ * build-ids, kallsyms and side files, the new one's maps of every
+ * process) takes a while: between its steps the rings are read into a
+ * spool in memory (switch_drain(), tools/record-drain.c), written to the
+ * new window once it is open, so that small rings do not overflow.  Defer mode: a deferred record follows
  * its sample by up to one return to user space, so it may be drained
  * after the switch.  A window whose tasks' last samples still wait for
  * their records (tid -> cookie) stays open for them, at most CARRY_SECS
@@ -71,6 +75,7 @@ static int window_name(struct rec *r)
 		timestamp(ts, sizeof(ts));
 		if (strcmp(ts, r->win_ts) > 0)
 			break;
+		switch_drain(r);
 		usleep(2000);
 	}
 	if (strcmp(ts, r->win_ts) <= 0) {
@@ -89,7 +94,7 @@ static int window_name(struct rec *r)
 
 /* The processes of /proc whose parent is in v[0, n), added to v (the
  * target's tree; v[0] is the target): 0 or -ENOMEM. */
-static int add_children(pid_t **v, size_t *n, size_t *cap)
+static int add_children(struct rec *r, pid_t **v, size_t *n, size_t *cap)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc");
@@ -97,13 +102,15 @@ static int add_children(pid_t **v, size_t *n, size_t *cap)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && !err) {
+	for (unsigned long k = 0; (de = readdir(d)) && !err; k++) {
 		char path[64], line[512], *p;
 		pid_t pid = (pid_t)atoi(de->d_name), ppid;
 		FILE *f;
 
 		if (pid <= 0)
 			continue;
+		if (k % 64 == 0)
+			switch_drain(r);
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 		f = fopen(path, "r");
 		if (!f)
@@ -144,10 +151,12 @@ static int synth_tree(struct rec *r, pid_t root)
 	/* a pass per generation (a child listed before its parent) */
 	do {
 		before = n;
-		err = add_children(&v, &n, &cap);
+		err = add_children(r, &v, &n, &cap);
 	} while (!err && n != before);
-	for (size_t i = 0; i < n && !err; i++)
+	for (size_t i = 0; i < n && !err; i++) {
+		switch_drain(r);
 		err = synth_process(r, v[i]);
+	}
 	free(v);
 	return err;
 }
@@ -308,8 +317,10 @@ static void retain(struct rec *r)
 		if (!keep)
 			keep = (!r->o.keep || (unsigned long)(n - i) <= r->o.keep) &&
 			       (!r->o.max_size || total <= r->o.max_size);
-		if (!keep)
+		if (!keep) {
 			remove_window(r, dir, v[i].name);
+			switch_drain(r);
+		}
 	}
 	free(v);
 }
@@ -412,6 +423,19 @@ int window_tick(struct rec *r, double now)
 	return close_prev(r);
 }
 
+/* DEFERSTACK_TEST_SWITCH_DELAY: a slow switch (a big machine, a debug
+ * kernel) made on purpose, for the test that the rings are read during
+ * it (tests/cli/check-winrobust.sh). */
+static void test_delay(struct rec *r)
+{
+	if (r->test_delay <= 0)
+		return;
+	for (double end = now_s() + r->test_delay; now_s() < end;) {
+		switch_drain(r);
+		usleep(10000);
+	}
+}
+
 /* Close the current window: side files (unless err), header, retention,
  * and a line; the per-window notes are emptied for the next one.  In
  * defer mode, a window (not the last) whose samples wait for their
@@ -423,8 +447,11 @@ static int window_close(struct rec *r, int err, bool last)
 
 	if (!err)
 		err = save_kallsyms(r, r->win_path);
+	switch_drain(r);
 	if (!err)
 		side_save(&r->side, r->win_path);
+	switch_drain(r);
+	test_delay(r);
 	ds_htab_free(&r->kips);
 	ds_htab_free(&r->done);
 	memset(&r->kips, 0, sizeof(r->kips));
@@ -462,13 +489,26 @@ static int window_close(struct rec *r, int err, bool last)
 	return 0;
 }
 
+/* The rings were just drained into the current window: what they bring
+ * from now on is the next one's, spooled while this one is closed and the
+ * next one opened (switch_drain() between the steps), then written to it. */
 int window_switch(struct rec *r)
 {
-	int err = close_prev(r);
+	int err;
 
+	r->spooling = true;
+	err = close_prev(r);
 	if (!err)
 		err = window_close(r, 0, false);
-	return err ? err : window_open(r);
+	if (!err)
+		err = window_open(r);
+	switch_drain(r);
+	r->spooling = false;
+	if (!err)
+		return spool_replay(r);
+	free(r->spool.buf);
+	memset(&r->spool, 0, sizeof(r->spool));
+	return err;
 }
 
 int window_finish(struct rec *r, int err)

@@ -138,6 +138,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	 * kill the recorder; the loop acts on them once it runs.
 	 */
 	windows = r->o.switch_mode != SW_NONE;
+	if (windows) {
+		const char *e = getenv("DEFERSTACK_TEST_SWITCH_DELAY");
+
+		r->test_delay = e ? atof(e) : 0;
+		r->test_nodrain = getenv("DEFERSTACK_TEST_SWITCH_NODRAIN") != NULL;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);

@@ -117,6 +117,20 @@ struct rec {
 	 * open for the records of its waiting samples for a while */
 	struct ds_htab pend;
 	struct ds_htab done;	/* tid -> cookie of its last record */
+	/* a window switch: between its slow steps (build-ids, kallsyms,
+	 * side files, the next window's maps) the rings are read into this
+	 * spool (switch_drain()), written to the next window once it is
+	 * open (spool_replay()): no ring waits for the switch */
+	struct rec_spool {
+		uint8_t *buf;
+		size_t len, cap;
+	} spool;
+	bool spooling;
+	/* test hooks (tests/cli/check-winrobust.sh): DEFERSTACK_TEST_SWITCH_DELAY
+	 * seconds of extra work in each switch, DEFERSTACK_TEST_SWITCH_NODRAIN
+	 * no spool (the rings wait, as before) */
+	double test_delay;
+	bool test_nodrain;
 	struct rec_prev {
 		struct ds_writer *w;	/* NULL: none open */
 		char path[PATH_MAX];
@@ -233,6 +247,11 @@ void say_werr(struct rec *r, const char *then);
 int write_rec(struct rec *r, const struct perf_event_header *h);
 /* Drain every ring once. */
 int read_all(struct rec *r);
+/* During a window switch (r->spooling): read every ring into r->spool
+ * (up to SPOOL_MAX bytes; beyond, the records wait in the rings). */
+void switch_drain(struct rec *r);
+/* Write the spooled records to the (new) current window, empty it. */
+int spool_replay(struct rec *r);
 
 /* tools/record-synth.c ---------------------------------------------- */
 
