@@ -56,8 +56,12 @@ int open_output(struct rec *r, const char *path, bool task)
 			goto out;	/* rotate_old() said why */
 		err = ds_writer_open(&r->w, path, attrs, n, &wo);
 	}
-	if (err)
+	if (err && r->o.switch_mode && (err == -ENOSPC || err == -EDQUOT)) {
+		/* a window whose header did not fit: none (window_full() says) */
+		unlink(path);
+	} else if (err) {
 		die_msg("writing %s: %s", r->path, strerror(-err));
+	}
 out:
 	free(attrs);
 	free(names);
@@ -164,6 +168,11 @@ int read_all(struct rec *r)
 			continue;
 		ds_ring_begin(&b->ring);
 		while ((ret = ds_ring_next(&b->ring, &h)) > 0) {
+			if (!r->w) {
+				/* paused (a full disk): read, not written */
+				r->paused_samples += h->type == PERF_RECORD_SAMPLE;
+				continue;
+			}
 			err = write_rec(r, h);
 			if (err)
 				break;
@@ -175,8 +184,23 @@ int read_all(struct rec *r)
 		if (err)
 			return err;
 	}
-	if (r->nr_records != before)
-		err = write_err(r, ds_writer_round(r->w));
+	if (r->nr_records != before && r->w)
+		err = write_round(r);
+	return err;
+}
+
+void note_round(struct rec *r)
+{
+	r->at_round = (struct rec_count){ r->nr_samples, r->nr_deferred, r->nr_lost,
+					  r->nr_records, r->bytes };
+}
+
+int write_round(struct rec *r)
+{
+	int err = write_err(r, ds_writer_round(r->w));
+
+	if (!err)
+		note_round(r);
 	return err;
 }
 
@@ -246,7 +270,7 @@ int spool_replay(struct rec *r)
 			switch_drain(r);
 		memcpy(&h, s->buf + off, sizeof(h));
 		if (h.type == DS_RECORD_FINISHED_ROUND)
-			err = write_err(r, ds_writer_round(r->w));
+			err = write_round(r);
 		else
 			err = write_rec(r, (const void *)(s->buf + off));
 		off += h.size;

@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,6 +43,13 @@
 #define TS_LEN 16	/* YYYYmmddHHMMSS + hundredths */
 /* how long a window stays open for the deferred records of its samples */
 #define CARRY_SECS 1.0
+/* paused on a full disk: recording resumes once this much is free */
+#define RESUME_FREE (1u << 20)
+
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
 
 double now_s(void)
 {
@@ -170,6 +178,7 @@ int window_open(struct rec *r)
 	err = open_output(r, r->win_path, !r->o.all);
 	if (err)
 		return err;
+	note_round(r);	/* a rewind goes back to the header */
 	r->nr_windows++;
 	r->win_t0 = now_s();
 	r->win_real0 = real_ns();
@@ -423,6 +432,9 @@ int window_tick(struct rec *r, double now)
 	return close_prev(r);
 }
 
+static bool remove_oldest(struct rec *r);
+static uint64_t free_bytes(const struct rec *r);
+
 /* DEFERSTACK_TEST_SWITCH_DELAY: a slow switch (a big machine, a debug
  * kernel) made on purpose, for the test that the rings are read during
  * it (tests/cli/check-winrobust.sh). */
@@ -445,8 +457,14 @@ static int window_close(struct rec *r, int err, bool last)
 	struct rec_prev *p = &r->prev;
 	int e2;
 
-	if (!err)
-		err = save_kallsyms(r, r->win_path);
+	if (!err) {
+		/* report falls back to /proc/kallsyms without it: a full disk
+		 * does not stop the window for it (said) */
+		int e2 = save_kallsyms(r, r->win_path);
+
+		if (e2 && !disk_full(e2))
+			err = e2;
+	}
 	switch_drain(r);
 	if (!err)
 		side_save(&r->side, r->win_path);
@@ -475,6 +493,11 @@ static int window_close(struct rec *r, int err, bool last)
 	}
 	ds_htab_free(&r->pend);
 	memset(&r->pend, 0, sizeof(r->pend));
+	/* --keep, --max-size on a nearly full disk: room for the features
+	 * first (build-ids, names: a few KiB) */
+	while ((r->o.keep || r->o.max_size) && free_bytes(r) < 65536 + 256 * r->objs.used &&
+	       remove_oldest(r))
+		;
 	e2 = close_output(r, r->ncpu, r->argc, r->argv);
 	free_objs(&r->objs);
 	if (!err && e2)
@@ -489,6 +512,44 @@ static int window_close(struct rec *r, int err, bool last)
 	return 0;
 }
 
+/* The spooled records of a switch that opened no window (paused). */
+static void spool_discard(struct rec *r)
+{
+	for (size_t off = 0; off < r->spool.len;) {
+		struct perf_event_header h;
+
+		memcpy(&h, r->spool.buf + off, sizeof(h));
+		r->paused_samples += h.type == PERF_RECORD_SAMPLE;
+		off += h.size;
+	}
+	free(r->spool.buf);
+	memset(&r->spool, 0, sizeof(r->spool));
+}
+
+/* Open the next window; on a full disk, make room or pause (up to a few
+ * windows removed for it). */
+static int open_or_full(struct rec *r)
+{
+	int err = window_open(r);
+
+	for (int i = 0; i < 16 && disk_full(err) && !r->paused; i++) {
+		if (r->w) {
+			/* its maps did not fit: not a window without them */
+			close_output(r, r->ncpu, r->argc, r->argv);
+			unlink(r->win_path);
+			free_objs(&r->objs);
+			ds_htab_free(&r->kips);
+			memset(&r->kips, 0, sizeof(r->kips));
+			r->nr_windows--;
+			r->werr = 0;
+		}
+		err = window_full(r, err);
+		if (!err && !r->w && !r->paused)
+			err = window_open(r);
+	}
+	return err;
+}
+
 /* The rings were just drained into the current window: what they bring
  * from now on is the next one's, spooled while this one is closed and the
  * next one opened (switch_drain() between the steps), then written to it. */
@@ -500,15 +561,132 @@ int window_switch(struct rec *r)
 	err = close_prev(r);
 	if (!err)
 		err = window_close(r, 0, false);
-	if (!err)
-		err = window_open(r);
+	if (disk_full(err))
+		err = window_full(r, err);
+	if (!err && !r->paused)
+		err = open_or_full(r);
 	switch_drain(r);
 	r->spooling = false;
-	if (!err)
+	if (!err && r->w)
 		return spool_replay(r);
-	free(r->spool.buf);
-	memset(&r->spool, 0, sizeof(r->spool));
+	spool_discard(r);
 	return err;
+}
+
+/* The oldest window but the ones open, removed: true, or false (none). */
+static bool remove_oldest(struct rec *r)
+{
+	char d1[PATH_MAX], d2[PATH_MAX], dir[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
+	struct win_file *v = NULL;
+	bool done = false;
+	long n;
+
+	snprintf(d1, sizeof(d1), "%s", r->o.out);
+	snprintf(d2, sizeof(d2), "%s", r->o.out);
+	snprintf(dir, sizeof(dir), "%s", dirname(d1));
+	snprintf(cur, sizeof(cur), "%s", r->w ? r->win_path : "");
+	snprintf(prev, sizeof(prev), "%s", r->prev.w ? r->prev.path : "");
+	n = list_windows(r, dir, basename(d2), &v);
+	for (long i = 0; i < n && !done; i++) {
+		if ((*cur && !strcmp(v[i].name, basename(cur))) ||
+		    (*prev && !strcmp(v[i].name, basename(prev))))
+			continue;
+		remove_window(r, dir, v[i].name);
+		die_msg("disk full: removed the oldest window %s/%s to make room", dir, v[i].name);
+		done = true;
+	}
+	free(v);
+	return done;
+}
+
+/* A writer back to its last round (a failed write leaves its error). */
+static int rewind_writer(struct ds_writer *w, bool cur, struct rec *r)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	if (!ds_writer_round(w)) {
+		if (cur)
+			note_round(r);
+		return 0;
+	}
+	err = ds_writer_rewind(w, NULL);
+	if (err || !cur)
+		return err;
+	/* the records since the last round are not in the window */
+	r->nr_dropped += r->nr_records - r->at_round.records;
+	r->nr_samples = r->at_round.samples;
+	r->nr_deferred = r->at_round.deferred;
+	r->nr_lost = r->at_round.lost;
+	r->nr_records = r->at_round.records;
+	r->bytes = r->at_round.bytes;
+	return 0;
+}
+
+static uint64_t free_bytes(const struct rec *r)
+{
+	char d[PATH_MAX];
+	struct statvfs sv;
+
+	snprintf(d, sizeof(d), "%s", r->o.out);
+	if (statvfs(dirname(d), &sv) != 0)
+		return UINT64_MAX;	/* cannot tell: try */
+	return (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+int window_full(struct rec *r, int err)
+{
+	bool retention = r->o.keep || r->o.max_size;
+	char path[PATH_MAX];
+
+	if (!disk_full(err) || !r->o.switch_mode)
+		return err;
+	snprintf(path, sizeof(path), "%s", r->w ? r->win_path : r->prev.w ? r->prev.path :
+		 r->win_path);
+	r->werr = 0;	/* handled here: not the end of the recording */
+	if (rewind_writer(r->prev.w, false, r) || rewind_writer(r->w, true, r))
+		return write_err(r, err);
+	if (retention && remove_oldest(r))
+		return 0;
+	/* no room to make: a pause (said first), the windows open closed (a
+	 * close that cannot write its features leaves the file at its last
+	 * round) */
+	die_msg("writing %s: %s (disk full): recording paused until %u MiB are free%s", path,
+		strerror(-err), RESUME_FREE >> 20,
+		retention ? " (no older window left to remove)" :
+			    " (--keep or --max-size would remove the oldest windows)");
+	close_prev(r);
+	if (r->w) {
+		/* the window's own features first, its side files after */
+		close_output(r, r->ncpu, r->argc, r->argv);
+		window_close(r, 0, true);
+	}
+	r->werr = 0;
+	r->paused = true;
+	r->nr_pauses++;
+	r->pause_check = now_s() + 1;
+	return 0;
+}
+
+int window_resume(struct rec *r, double now)
+{
+	uint64_t before = r->paused_samples, avail;
+	int err;
+
+	if (!r->paused || now < r->pause_check)
+		return 0;
+	r->pause_check = now + 1;
+	avail = free_bytes(r);
+	if (avail < RESUME_FREE)
+		return 0;
+	r->paused = false;
+	err = open_or_full(r);
+	if (err || r->paused)
+		return err;
+	fprintf(stderr, PROG ": %.1f MiB free: recording resumed in window %s (%" PRIu64
+		" samples not recorded while paused)\n", avail / 1048576.0, r->win_path, before);
+	return 0;
 }
 
 int window_finish(struct rec *r, int err)
@@ -519,6 +697,13 @@ int window_finish(struct rec *r, int err)
 		err = e2;
 	if (r->w)
 		err = window_close(r, err, true);
+	if (disk_full(err)) {
+		/* the last window stays as at its last round (said) */
+		die_msg("writing %s: %s (disk full): the window ends at its last round",
+			r->win_path, strerror(-err));
+		r->werr = 0;
+		err = 0;
+	}
 	pprof_wait(r);
 	return err;
 }
@@ -531,4 +716,8 @@ void window_summary(const struct rec *r)
 	fprintf(stderr, PROG ": summary of all windows: %" PRIu64 " samples, %" PRIu64
 		" deferred records, %" PRIu64 " lost\n", r->nr_samples, r->nr_deferred,
 		r->nr_lost);
+	if (r->nr_pauses || r->nr_dropped)
+		fprintf(stderr, PROG ": disk full: %lu pause%s, %" PRIu64 " samples not recorded "
+			"while paused, %" PRIu64 " records dropped at a failed write\n", r->nr_pauses,
+			ds_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
 }

@@ -179,10 +179,11 @@ DS_API int ds_build_id_of_kernel(uint8_t *id, size_t cap);
 /* The calling process's vDSO (the [vdso] mapping: an ELF image), in place:
  * 0 or -errno (-ENOENT: none). */
 DS_API int ds_vdso_image(const void **image, size_t *len);
-/* Write it to path (for ds_symbols_opts.vdso): 0 or -errno. */
+/* Write it to path (for ds_symbols_opts.vdso): 0 or -errno (no file left). */
 DS_API int ds_vdso_save(const char *path);
 /* Copy /tmp/perf-PID.map into dir/perf-PID.map (dir created if missing;
- * for ds_symbols_opts.perf_map_dir): 0 or -errno (-ENOENT: no map). */
+ * for ds_symbols_opts.perf_map_dir): 0 or -errno (-ENOENT: no map; a
+ * failed copy is removed). */
 DS_API int ds_perf_map_save(const char *dir, uint32_t pid);
 DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
 			   size_t cap);

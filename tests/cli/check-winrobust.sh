@@ -1,8 +1,10 @@
 # Sourced by tests/run-checks.sh (uses DS, DSAN, OUT, T, check/ok/bad/skp):
 # record -a --switch-output when the machine makes it hard: a slow window
 # switch with small rings (the rings are read during the switch: LOST with
-# and without that, printed).  Needs root (system-wide); on this host:
-# classic callchains.
+# and without that, printed), a full disk (ENOSPC on a 2 MiB tmpfs: the
+# oldest window dropped with --keep, else recording paused until space is
+# free; every window left read by report, no cut side file).  Needs root
+# (system-wide, mount); on this host: classic callchains.
 
 RD="$T/winrobust"
 mkdir -p "$RD"
@@ -16,10 +18,10 @@ rsamples() { sed -n 's/^deferstack: summary of all windows: \([0-9]*\) samples.*
 rwindows_read() {
 	local w s sum=0
 	for w in $(rwindows "$1"); do
-		"$DSAN" report -i "$w" --folded > "$w.folded" 2> "$w.err" &&
-			! grep -q 'Sanitizer\|runtime error' "$w.err" ||
-			{ echo "report $w:"; cat "$w.err"; return 1; }
-		s=$(sed -n 's/^summary: \([0-9]*\) samples.*/\1/p' "$w.err")
+		"$DSAN" report -i "$w" --folded > "$RD/read.folded" 2> "$RD/read.err" &&
+			! grep -q 'Sanitizer\|runtime error' "$RD/read.err" ||
+			{ echo "report $w:"; cat "$RD/read.err"; return 1; }
+		s=$(sed -n 's/^summary: \([0-9]*\) samples.*/\1/p' "$RD/read.err")
 		sum=$((sum + ${s:-0}))
 	done
 	echo $sum > "$RD/sum"
@@ -65,4 +67,56 @@ else
 	check "slow switch: $(rwindows "$RD/drain.data" | wc -l) windows read, their samples ($sum) = the recorder's (${said:-none}), none in two windows" \
 		bash -c "[ $rc -eq 0 ] && [ $sum -eq ${said:--1} ] && [ -z \"\$(sort '$RD/drain.keys' | uniq -d)\" ] &&
 			[ \$(wc -l < '$RD/drain.keys') -eq $sum ]"
+
+	# --- a full disk: a 2 MiB tmpfs, windows of 100 KiB at 4 kHz
+	FD="$RD/full"
+	mkdir -p "$FD"
+	if ! mount -t tmpfs -o size=2m tmpfs "$FD" 2> "$RD/mount.err"; then
+		skp "record --switch-output on a full disk: cannot mount a tmpfs ($(cat "$RD/mount.err"))"
+	else
+		# every window of FILE read, every vDSO image whole (none cut)
+		full_read() {
+			local v
+			rwindows_read "$1" || return 1
+			for v in "$1".*.vdso; do
+				[ -e "$v" ] || continue
+				[ "$(stat -c %s "$v")" -eq "$(stat -c %s "$RD/vdso.ref")" ] ||
+					{ echo "cut vDSO image $v"; return 1; }
+			done
+		}
+		"$DS" record -o "$RD/vdso.ref" -- /bin/true 2> /dev/null
+		mv "$RD/vdso.ref.vdso" "$RD/vdso.ref"
+		# with --keep: the oldest windows go to make room, recording goes on
+		"$CHURN" 8 2 0 > /dev/null & cp=$!
+		timeout 120 "$DS" record -a -F 4000 --switch-output=100K --keep 1000 -d 6 \
+			-o "$FD/k.data" 2> "$RD/k.err"
+		rc=$?
+		kill $cp 2> /dev/null; wait $cp 2> /dev/null
+		nrm=$(grep -c '^deferstack: disk full: removed the oldest window ' "$RD/k.err")
+		check "full disk, --keep: exit 0, $nrm oldest windows removed to make room, $(rwindows "$FD/k.data" | wc -l) left, recording not stopped" \
+			bash -c "[ $rc -eq 0 ] && [ $nrm -ge 1 ] && ! grep -q 'recording stopped\|recording paused' '$RD/k.err'" ||
+			cat "$RD/k.err"
+		check "full disk, --keep: every window left is read by report, no cut vDSO image" full_read "$FD/k.data"
+		rm -f "$FD"/*
+		# without retention: paused (one message), resumed once space is free
+		head -c 1200K /dev/zero > "$FD/filler"
+		"$CHURN" 20 2 0 > /dev/null & cp=$!
+		timeout 120 "$DS" record -a -F 4000 --switch-output=100K -o "$FD/p.data" 2> "$RD/p.err" & rp=$!
+		for i in $(seq 100); do grep -q 'recording paused' "$RD/p.err" && break; sleep 0.1; done
+		sleep 1
+		rm -f "$FD/filler"
+		for i in $(seq 100); do grep -q 'recording resumed' "$RD/p.err" && break; sleep 0.1; done
+		sleep 0.5
+		kill -TERM $rp; wait $rp
+		rc=$?
+		kill $cp 2> /dev/null; wait $cp 2> /dev/null
+		check "full disk, no retention: exit 0, one 'recording paused' message, resumed once space is free, not stopped" \
+			bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'No space left on device (disk full): recording paused until' '$RD/p.err') -eq 1 ] &&
+				grep -q 'recording resumed in window' '$RD/p.err' && grep -q '^deferstack: disk full: 1 pause' '$RD/p.err' &&
+				! grep -q 'recording stopped' '$RD/p.err'" || cat "$RD/p.err"
+		check "full disk, no retention: every window ($(rwindows "$FD/p.data" | wc -l)) is read by report, no cut vDSO image" \
+			full_read "$FD/p.data"
+		rm -f "$FD"/*
+		umount "$FD"
+	fi
 fi
