@@ -3,7 +3,9 @@
 # switch with small rings (the rings are read during the switch: LOST with
 # and without that, printed), a full disk (ENOSPC on a 2 MiB tmpfs: the
 # oldest window dropped with --keep, else recording paused until space is
-# free; every window left read by report, no cut side file).  Needs root
+# free; every window left read by report, no cut side file), a fork/exec
+# and thread storm (no crash, every window read, the recorder's peak RSS
+# printed and under 64 MiB).  Needs root
 # (system-wide, mount); on this host: classic callchains.
 
 RD="$T/winrobust"
@@ -54,8 +56,8 @@ else
 	echo "slow window switch: LOST ${lb:-?} with the rings waiting for the switch, ${la:-?} with them read during it"
 	check "slow switch, -m 16 -F 4000: LOST ${lb:-?} -> ${la:-?} when the rings are read during the switch (< 1/4)" \
 		bash -c "[ \$(cat '$RD/nodrain.rc') -eq 0 ] && [ \$(cat '$RD/drain.rc') -eq 0 ] &&
-			[ ${lb:-0} -gt 0 ] && [ $((${la:-999999999} * 4)) -lt ${lb:-0} ]" ||
-		{ cat "$RD/nodrain.err" "$RD/drain.err"; }
+			[ ${lb:-0} -gt 0 ] && [ $((${la:-999999999} * 4)) -lt ${lb:-0} ] ||
+			{ cat '$RD/nodrain.err' '$RD/drain.err'; false; }"
 	rwindows_read "$RD/drain.data"
 	rc=$?
 	sum=$(cat "$RD/sum")
@@ -94,8 +96,8 @@ else
 		kill $cp 2> /dev/null; wait $cp 2> /dev/null
 		nrm=$(grep -c '^deferstack: disk full: removed the oldest window ' "$RD/k.err")
 		check "full disk, --keep: exit 0, $nrm oldest windows removed to make room, $(rwindows "$FD/k.data" | wc -l) left, recording not stopped" \
-			bash -c "[ $rc -eq 0 ] && [ $nrm -ge 1 ] && ! grep -q 'recording stopped\|recording paused' '$RD/k.err'" ||
-			cat "$RD/k.err"
+			bash -c "[ $rc -eq 0 ] && [ $nrm -ge 1 ] && ! grep -q 'recording stopped\|recording paused' '$RD/k.err' ||
+				{ cat '$RD/k.err'; false; }"
 		check "full disk, --keep: every window left is read by report, no cut vDSO image" full_read "$FD/k.data"
 		rm -f "$FD"/*
 		# without retention: paused (one message), resumed once space is free
@@ -113,10 +115,50 @@ else
 		check "full disk, no retention: exit 0, one 'recording paused' message, resumed once space is free, not stopped" \
 			bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'No space left on device (disk full): recording paused until' '$RD/p.err') -eq 1 ] &&
 				grep -q 'recording resumed in window' '$RD/p.err' && grep -q '^deferstack: disk full: 1 pause' '$RD/p.err' &&
-				! grep -q 'recording stopped' '$RD/p.err'" || cat "$RD/p.err"
+				! grep -q 'recording stopped' '$RD/p.err' || { cat '$RD/p.err'; false; }"
 		check "full disk, no retention: every window ($(rwindows "$FD/p.data" | wc -l)) is read by report, no cut vDSO image" \
 			full_read "$FD/p.data"
 		rm -f "$FD"/*
 		umount "$FD"
 	fi
+
+	# --- a fork/exec and thread storm: 3,000 /bin/true from a shell loop
+	# and two threads starting and joining threads, during 1 s windows;
+	# the recorder's peak RSS (VmHWM) read while it runs
+	"$CHURN" 7 0 2 > "$RD/storm.threads" & cp=$!
+	"$DS" record -a -F 999 --switch-output=1s -d 7 -o "$RD/storm.data" 2> "$RD/storm.err" & rp=$!
+	( for i in $(seq 3000); do /bin/true; done ) & lp=$!
+	hwm=0
+	while kill -0 $rp 2> /dev/null; do
+		h=$(sed -n 's/^VmHWM:[[:space:]]*\([0-9]*\) kB/\1/p' /proc/$rp/status 2> /dev/null)
+		[ -n "$h" ] && hwm=$h
+		sleep 0.3
+	done
+	wait $rp
+	rc=$?
+	wait $lp
+	wait $cp 2> /dev/null
+	nth=$(sed -n 's/^\([0-9]*\) threads started/\1/p' "$RD/storm.threads")
+	nw=$(rwindows "$RD/storm.data" | wc -l)
+	echo "fork/exec storm: 3000 processes, ${nth:-?} threads, $nw windows, recorder's peak RSS $((hwm / 1024)) MiB ($hwm kB)"
+	check "fork/exec storm (3000 processes, ${nth:-?} threads): exit 0, $nw windows (>= 5), a summary" \
+		bash -c "[ $rc -eq 0 ] && [ $nw -ge 5 ] && grep -q '^deferstack: summary of all windows: [1-9]' '$RD/storm.err' ||
+			{ cat '$RD/storm.err'; false; }"
+	check "fork/exec storm: every window read by report" rwindows_read "$RD/storm.data"
+	check "fork/exec storm: the recorder's peak RSS $((hwm / 1024)) MiB (< 64 MiB)" \
+		bash -c "[ $hwm -gt 0 ] && [ $hwm -lt 65536 ]"
+	# the same storm under ASan and UBSan (the sanitized CLI), shorter
+	"$CHURN" 4 0 2 > /dev/null & cp=$!
+	"$DSAN" record -a -F 499 --switch-output=1s -d 3.5 -o "$RD/sstorm.data" 2> "$RD/sstorm.err" & rp=$!
+	( for i in $(seq 1000); do /bin/true; done ) & lp=$!
+	wait $rp
+	rc=$?
+	wait $lp
+	wait $cp 2> /dev/null
+	sstorm_ok() {
+		[ $rc -eq 0 ] && ! grep -q 'Sanitizer\|runtime error' "$RD/sstorm.err" &&
+			rwindows_read "$RD/sstorm.data" || { cat "$RD/sstorm.err"; false; }
+	}
+	check "fork/exec storm, the recorder under ASan/UBSan: exit 0, no sanitizer report, $(rwindows "$RD/sstorm.data" | wc -l) windows read" \
+		sstorm_ok
 fi
