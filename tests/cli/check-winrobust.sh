@@ -5,7 +5,8 @@
 # oldest window dropped with --keep, else recording paused until space is
 # free; every window left read by report, no cut side file), a fork/exec
 # and thread storm (no crash, every window read, the recorder's peak RSS
-# printed and under 64 MiB).  Needs root
+# printed and under 64 MiB), SIGHUP and SIGTERM system-wide, the SIGTERM
+# in the middle of a slow switch.  Needs root
 # (system-wide, mount); on this host: classic callchains.
 
 RD="$T/winrobust"
@@ -161,4 +162,24 @@ else
 	}
 	check "fork/exec storm, the recorder under ASan/UBSan: exit 0, no sanitizer report, $(rwindows "$RD/sstorm.data" | wc -l) windows read" \
 		sstorm_ok
+
+	# --- signals, system-wide, as a service manager sends them: SIGHUP
+	# starts a window (log rotation), SIGTERM closes the last one readable,
+	# here in the middle of a switch made slow (1 s): the switch finishes,
+	# then the last window is closed, each sample in one window
+	"$CHURN" 8 1 0 > /dev/null & cp=$!
+	DEFERSTACK_TEST_SWITCH_DELAY=1 "$DS" record -a -F 499 --switch-output -o "$RD/sig.data" 2> "$RD/sig.err" & rp=$!
+	sleep 1; kill -HUP $rp; sleep 2; kill -HUP $rp; sleep 0.4; kill -TERM $rp
+	wait $rp
+	rc=$?
+	kill $cp 2> /dev/null; wait $cp 2> /dev/null
+	rwindows_read "$RD/sig.data"
+	rrc=$?
+	sum=$(cat "$RD/sum")
+	said=$(rsamples "$RD/sig.err")
+	check "record -a --switch-output: SIGHUP, SIGHUP, SIGTERM mid-switch: exit 0, 3 windows, each read ($sum samples = the recorder's ${said:-none})" \
+		bash -c "[ $rc -eq 0 ] && [ $rrc -eq 0 ] && [ $(rwindows "$RD/sig.data" | wc -l) -eq 3 ] && [ $sum -eq ${said:--1} ] &&
+			[ \$(grep -c '^deferstack: window ' '$RD/sig.err') -eq 3 ] || { cat '$RD/sig.err'; false; }"
+	check "record -a --switch-output, SIGTERM mid-switch: no window left unfinished" \
+		bash -c "for w in $(rwindows "$RD/sig.data" | tr '\n' ' '); do '$DS' report -i \$w --folded 2>&1 > /dev/null | grep -q 'not finished' && exit 1; done; true"
 fi
