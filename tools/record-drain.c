@@ -76,6 +76,8 @@ int close_output(struct rec *r, int ncpu, int argc, char **argv)
 	struct utsname un;
 	int err;
 
+	if (!r->w)
+		return 0;	/* closed already (a pause on a full disk) */
 	if (!uname(&un)) {
 		info.hostname = un.nodename;
 		info.osrelease = un.release;

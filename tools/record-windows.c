@@ -12,9 +12,9 @@
  * build-ids, kallsyms and side files, the new one's maps of every
  * process) takes a while: between its steps the rings are read into a
  * spool in memory (switch_drain(), tools/record-drain.c), written to the
- * new window once it is open, so that small rings do not overflow.  Defer mode: a deferred record follows
- * its sample by up to one return to user space, so it may be drained
- * after the switch.  A window whose tasks' last samples still wait for
+ * new window once it is open, so that small rings do not overflow.
+ * Defer mode: a deferred record follows its sample by up to one return to
+ * user space, so it may be drained after the switch.  A window whose tasks' last samples still wait for
  * their records (tid -> cookie) stays open for them, at most CARRY_SECS
  * or until the next switch: such a record is written to its sample's
  * window (and to the new one too when a sample of the new window shares
@@ -649,9 +649,19 @@ int window_full(struct rec *r, int err)
 		return write_err(r, err);
 	if (retention && remove_oldest(r))
 		return 0;
-	/* no room to make: a pause (said first), the windows open closed (a
-	 * close that cannot write its features leaves the file at its last
-	 * round) */
+	/* no room to make: a pause (said first, not again when a resume
+	 * finds no room: it waits longer), the windows open closed (a close
+	 * that cannot write its features leaves the file at its last round);
+	 * a pause soon after a resume (a quota statvfs does not show) doubles
+	 * the wait, up to a minute */
+	if (r->resuming || now_s() - r->resumed_at < 10)
+		r->pause_wait = r->pause_wait < 32 ? r->pause_wait * 2 : 64;
+	else
+		r->pause_wait = 1;
+	r->paused = true;
+	r->pause_check = now_s() + r->pause_wait;
+	if (r->resuming)
+		return 0;
 	die_msg("writing %s: %s (disk full): recording paused until %u MiB are free%s", path,
 		strerror(-err), RESUME_FREE >> 20,
 		retention ? " (no older window left to remove)" :
@@ -663,9 +673,7 @@ int window_full(struct rec *r, int err)
 		window_close(r, 0, true);
 	}
 	r->werr = 0;
-	r->paused = true;
 	r->nr_pauses++;
-	r->pause_check = now_s() + 1;
 	return 0;
 }
 
@@ -676,14 +684,17 @@ int window_resume(struct rec *r, double now)
 
 	if (!r->paused || now < r->pause_check)
 		return 0;
-	r->pause_check = now + 1;
+	r->pause_check = now + r->pause_wait;
 	avail = free_bytes(r);
 	if (avail < RESUME_FREE)
 		return 0;
 	r->paused = false;
+	r->resuming = true;
 	err = open_or_full(r);
+	r->resuming = false;
 	if (err || r->paused)
 		return err;
+	r->resumed_at = now;
 	fprintf(stderr, PROG ": %.1f MiB free: recording resumed in window %s (%" PRIu64
 		" samples not recorded while paused)\n", avail / 1048576.0, r->win_path, before);
 	return 0;

@@ -140,6 +140,9 @@ struct rec {
 	uint64_t nr_dropped;
 	bool paused;
 	double pause_check;	/* when free space is looked at next */
+	double pause_wait;	/* ... seconds after the last look */
+	double resumed_at;	/* the last resume */
+	bool resuming;
 	uint64_t paused_samples;	/* read and not written while paused */
 	unsigned long nr_pauses;
 	struct rec_prev {
