@@ -457,6 +457,11 @@ static int window_close(struct rec *r, int err, bool last)
 	struct rec_prev *p = &r->prev;
 	int e2;
 
+	/* --keep, --max-size on a nearly full disk: room first for the side
+	 * files and the features (build-ids, names: a few KiB) */
+	while (!err && (r->o.keep || r->o.max_size) &&
+	       free_bytes(r) < 131072 + 256 * r->objs.used && remove_oldest(r))
+		;
 	if (!err) {
 		/* report falls back to /proc/kallsyms without it: a full disk
 		 * does not stop the window for it (said) */
@@ -493,11 +498,6 @@ static int window_close(struct rec *r, int err, bool last)
 	}
 	ds_htab_free(&r->pend);
 	memset(&r->pend, 0, sizeof(r->pend));
-	/* --keep, --max-size on a nearly full disk: room for the features
-	 * first (build-ids, names: a few KiB) */
-	while ((r->o.keep || r->o.max_size) && free_bytes(r) < 65536 + 256 * r->objs.used &&
-	       remove_oldest(r))
-		;
 	e2 = close_output(r, r->ncpu, r->argc, r->argv);
 	free_objs(&r->objs);
 	if (!err && e2)
@@ -588,8 +588,14 @@ static bool remove_oldest(struct rec *r)
 	snprintf(prev, sizeof(prev), "%s", r->prev.w ? r->prev.path : "");
 	n = list_windows(r, dir, basename(d2), &v);
 	for (long i = 0; i < n && !done; i++) {
+		char pp[PATH_MAX];
+
 		if ((*cur && !strcmp(v[i].name, basename(cur))) ||
 		    (*prev && !strcmp(v[i].name, basename(prev))))
+			continue;
+		/* nor the one whose pprof profile is being written from it */
+		if (r->pprof_pid > 0 && !pprof_path(r, v[i].name, pp, sizeof(pp)) &&
+		    !strcmp(pp, r->pprof_out))
 			continue;
 		remove_window(r, dir, v[i].name);
 		die_msg("disk full: removed the oldest window %s/%s to make room", dir, v[i].name);
