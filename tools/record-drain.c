@@ -260,12 +260,13 @@ void switch_drain(struct rec *r)
 int spool_replay(struct rec *r)
 {
 	struct rec_spool *s = &r->spool;
+	size_t off = 0;
 	int err = 0;
 
 	/* the rings go on into the spool's end while it is written (a
 	 * switch's worth of records takes a while to write) */
 	r->spooling = true;
-	for (size_t off = 0, k = 0; off < s->len && !err; k++) {
+	for (size_t k = 0; off < s->len && !err; k++) {
 		struct perf_event_header h;
 
 		if (k % 512 == 511)
@@ -278,6 +279,11 @@ int spool_replay(struct rec *r)
 		off += h.size;
 	}
 	r->spooling = false;
+	/* a failed write (a full disk): the rest is dropped, and counted */
+	for (struct perf_event_header h; off < s->len; off += h.size) {
+		memcpy(&h, s->buf + off, sizeof(h));
+		r->nr_dropped += h.type != DS_RECORD_FINISHED_ROUND;
+	}
 	/* freed: a switch's burst does not stay in the recorder's RSS */
 	free(s->buf);
 	memset(s, 0, sizeof(*s));
