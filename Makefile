@@ -102,7 +102,8 @@ $(OUT)/tests/%: tests/unit/%.c tests/unit/streams.h $(OUT)/libdeferstack-san.a
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
-	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry
+	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry \
+	$(OUT)/tests/churn
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
@@ -186,6 +187,11 @@ $(OUT)/tests/wincarry: tests/cli/wincarry.c $(filter-out %/deferstack.o,$(CLI_SR
 		$(OUT)/libdeferstack-san.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itools $(WARN) -O1 -g $(SAN) $< -o $@ $(filter %.o %.a,$^) $(LDLIBS)
+
+# threads spinning and threads coming and going (window robustness tests)
+$(OUT)/tests/churn: tests/workload/churn.c
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fno-omit-frame-pointer $(WARN) $< -o $@ -lpthread
 
 # C++ workload (demangling tests)
 $(OUT)/tests/cxxburn: tests/workload/cxxburn.cc

@@ -437,6 +437,8 @@ static int copy_file(const char *from, const char *to)
 	close(in);
 	if (close(out) && !err)
 		err = -errno;
+	if (err)
+		unlink(to);	/* a full disk: no cut copy */
 	return err;
 }
 
@@ -508,5 +510,7 @@ int ds_vdso_save(const char *path)
 	}
 	if (close(fd) && !err)
 		err = -errno;
+	if (err)
+		unlink(path);	/* a full disk: no cut image */
 	return err;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
@@ -1083,6 +1084,7 @@ struct ds_writer {
 	FILE *f;
 	bool pipe;		/* pipe-mode format */
 	uint64_t data_off, data_size;
+	uint64_t good;		/* data_size at the last successful flush */
 	struct ds_attr *attrs;
 	size_t nr_attrs;
 	uint8_t *tracing;	/* HEADER_TRACING_DATA, or NULL */
@@ -1104,6 +1106,40 @@ static void flush(struct ds_writer *w)
 	errno = 0;
 	if (!w->err && fflush(w->f) != 0)
 		w->err = errno ? -errno : -EIO;
+	if (!w->err)
+		w->good = w->data_size;
+}
+
+/* File mode: drop whatever follows the data flushed last (a record cut
+ * by a failed write, an unfinished round), back to a file whose header
+ * says "not finished" and whose data ends at a whole round. */
+static int cut_back(struct ds_writer *w)
+{
+	off_t end = (off_t)(w->data_off + w->good);
+
+	__fpurge(w->f);	/* what the failed write left buffered */
+	if (ftruncate(fileno(w->f), end) != 0 || fseeko(w->f, end, SEEK_SET) != 0)
+		return -errno;
+	w->data_size = w->good;
+	return 0;
+}
+
+int ds_writer_rewind(struct ds_writer *w, uint64_t *dropped)
+{
+	uint64_t before = w->data_size;
+	int err;
+
+	if (dropped)
+		*dropped = 0;
+	if (!w->f || w->pipe)
+		return -ESPIPE;
+	err = cut_back(w);
+	if (err)
+		return err;
+	if (dropped)
+		*dropped = before - w->good;
+	w->err = 0;
+	return 0;
 }
 
 static uint64_t wpos(struct ds_writer *w)
@@ -1448,6 +1484,10 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		if (!w->err && fseeko(w->f, 0, SEEK_SET) != 0)
 			w->err = -errno;
 		wr(w, &fh, sizeof(fh));
+		/* the features could not be written (a full disk): the file as
+		 * it was at its last round, "not finished" but readable */
+		if (w->err && w->data_off)
+			cut_back(w);
 	}
 	if (w->f) {
 		errno = 0;

@@ -56,8 +56,12 @@ int open_output(struct rec *r, const char *path, bool task)
 			goto out;	/* rotate_old() said why */
 		err = ds_writer_open(&r->w, path, attrs, n, &wo);
 	}
-	if (err)
+	if (err && r->o.switch_mode && (err == -ENOSPC || err == -EDQUOT)) {
+		/* a window whose header did not fit: none (window_full() says) */
+		unlink(path);
+	} else if (err) {
 		die_msg("writing %s: %s", r->path, strerror(-err));
+	}
 out:
 	free(attrs);
 	free(names);
@@ -72,6 +76,8 @@ int close_output(struct rec *r, int ncpu, int argc, char **argv)
 	struct utsname un;
 	int err;
 
+	if (!r->w)
+		return 0;	/* closed already (a pause on a full disk) */
 	if (!uname(&un)) {
 		info.hostname = un.nodename;
 		info.osrelease = un.release;
@@ -164,6 +170,11 @@ int read_all(struct rec *r)
 			continue;
 		ds_ring_begin(&b->ring);
 		while ((ret = ds_ring_next(&b->ring, &h)) > 0) {
+			if (!r->w) {
+				/* paused (a full disk): read, not written */
+				r->paused_samples += h->type == PERF_RECORD_SAMPLE;
+				continue;
+			}
 			err = write_rec(r, h);
 			if (err)
 				break;
@@ -175,7 +186,106 @@ int read_all(struct rec *r)
 		if (err)
 			return err;
 	}
-	if (r->nr_records != before)
-		err = write_err(r, ds_writer_round(r->w));
+	if (r->nr_records != before && r->w)
+		err = write_round(r);
+	return err;
+}
+
+void note_round(struct rec *r)
+{
+	r->at_round = (struct rec_count){ r->nr_samples, r->nr_deferred, r->nr_lost,
+					  r->nr_records, r->bytes };
+}
+
+int write_round(struct rec *r)
+{
+	int err = write_err(r, ds_writer_round(r->w));
+
+	if (!err)
+		note_round(r);
+	return err;
+}
+
+/*
+ * A window switch closes one window (build-ids of every mapped file,
+ * kallsyms, side files, the pprof writer of the last one) and opens the
+ * next (the maps of every process with -a): slow on a big machine or a
+ * debug kernel, while the events go on.  Between those steps the rings
+ * are read into memory and written to the new window once it is open, in
+ * the order read (rounds kept): they hold what happened after the
+ * boundary, which is the new window's.  The spool is bounded; past
+ * SPOOL_MAX the records wait in the rings (and the kernel counts what
+ * does not fit there as LOST, in the new window).
+ */
+#define SPOOL_MAX (32u << 20)
+
+void switch_drain(struct rec *r)
+{
+	struct rec_spool *s = &r->spool;
+	size_t before = s->len;
+
+	if (!r->spooling || r->test_nodrain)
+		return;
+	for (size_t i = 0; i < r->nr_bufs && s->len < SPOOL_MAX; i++) {
+		struct cpu_buf *b = &r->bufs[i];
+		const struct perf_event_header *h;
+		int ret = 0;
+
+		if (!b->map)
+			continue;
+		ds_ring_begin(&b->ring);
+		while (s->len < SPOOL_MAX && (ret = ds_ring_next(&b->ring, &h)) > 0) {
+			if (ds_grow(&s->buf, &s->cap, s->len + h->size + 8, 1)) {
+				/* no memory: this record is lost, the rest waits */
+				r->nr_lost++;
+				break;
+			}
+			memcpy(s->buf + s->len, h, h->size);
+			s->len += h->size;
+		}
+		if (ret < 0)
+			die_msg("warning: corrupt record in the cpu %d ring buffer, skipped",
+				b->cpu);
+		ds_ring_end(&b->ring);
+	}
+	if (s->len != before) {
+		/* a round, as read_all() writes after a pass */
+		struct perf_event_header h = { DS_RECORD_FINISHED_ROUND, 0, sizeof(h) };
+
+		memcpy(s->buf + s->len, &h, sizeof(h));
+		s->len += sizeof(h);
+	}
+}
+
+int spool_replay(struct rec *r)
+{
+	struct rec_spool *s = &r->spool;
+	size_t off = 0;
+	int err = 0;
+
+	/* the rings go on into the spool's end while it is written (a
+	 * switch's worth of records takes a while to write) */
+	r->spooling = true;
+	for (size_t k = 0; off < s->len && !err; k++) {
+		struct perf_event_header h;
+
+		if (k % 512 == 511)
+			switch_drain(r);
+		memcpy(&h, s->buf + off, sizeof(h));
+		if (h.type == DS_RECORD_FINISHED_ROUND)
+			err = write_round(r);
+		else
+			err = write_rec(r, (const void *)(s->buf + off));
+		off += h.size;
+	}
+	r->spooling = false;
+	/* a failed write (a full disk): the rest is dropped, and counted */
+	for (struct perf_event_header h; off < s->len; off += h.size) {
+		memcpy(&h, s->buf + off, sizeof(h));
+		r->nr_dropped += h.type != DS_RECORD_FINISHED_ROUND;
+	}
+	/* freed: a switch's burst does not stay in the recorder's RSS */
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
 	return err;
 }

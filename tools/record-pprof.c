@@ -61,8 +61,14 @@ void pprof_wait(struct rec *r)
 
 	if (r->pprof_pid <= 0)
 		return;
-	while ((p = waitpid(r->pprof_pid, &st, 0)) < 0 && errno == EINTR)
-		;
+	/* in a window switch, the rings are read while the writer finishes */
+	while ((p = waitpid(r->pprof_pid, &st, r->spooling ? WNOHANG : 0)) == 0 ||
+	       (p < 0 && errno == EINTR)) {
+		if (p == 0) {
+			switch_drain(r);
+			usleep(5000);
+		}
+	}
 	/* an exit status of 1 was said by the child */
 	if (p == r->pprof_pid && WIFSIGNALED(st))
 		die_msg("%s: not written: its writer was killed by signal %d", r->pprof_out,

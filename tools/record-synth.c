@@ -66,6 +66,7 @@ size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
 
 		if (!path)
 			continue;
+		switch_drain(r);	/* a window switch: the rings too */
 		len = ds_build_id_of_file(path, v[n].id, DS_BUILD_ID_MAX);
 		if (len <= 0)
 			continue;	/* not ELF, no build-id, gone */
@@ -208,8 +209,10 @@ int synth_all(struct rec *r)
 	while ((de = readdir(d)) && !err) {
 		pid_t pid = (pid_t)atoi(de->d_name);
 
-		if (pid > 0)
-			err = synth_process(r, pid);
+		if (pid <= 0)
+			continue;
+		switch_drain(r);	/* a window switch: the rings too */
+		err = synth_process(r, pid);
 	}
 	closedir(d);
 	return err;
@@ -352,8 +355,8 @@ int save_kallsyms(struct rec *r, const char *out)
 			n++;
 		}
 next:
-		if (strchr(line, '\n'))
-			nl++;
+		if (strchr(line, '\n') && ++nl % 1024 == 0)
+			switch_drain(r);	/* a window switch: the rings too */
 	}
 	if (err || !nonzero) {
 		fclose(in);
@@ -408,8 +411,8 @@ next:
 				break;
 			}
 		}
-		if (strchr(line, '\n'))
-			nl++;
+		if (strchr(line, '\n') && ++nl % 1024 == 0)
+			switch_drain(r);
 	}
 	fclose(in);
 	free(v);

@@ -8,9 +8,13 @@
  *
  * Boundary: the events stay enabled; at a switch the rings are drained
  * into the old window, and every later record goes to the new one: each
- * sample is in exactly one window.  Defer mode: a deferred record follows
- * its sample by up to one return to user space, so it may be drained
- * after the switch.  A window whose tasks' last samples still wait for
+ * sample is in exactly one window.  The switch itself (the old window's
+ * build-ids, kallsyms and side files, the new one's maps of every
+ * process) takes a while: between its steps the rings are read into a
+ * spool in memory (switch_drain(), tools/record-drain.c), written to the
+ * new window once it is open, so that small rings do not overflow.
+ * Defer mode: a deferred record follows its sample by up to one return to
+ * user space, so it may be drained after the switch.  A window whose tasks' last samples still wait for
  * their records (tid -> cookie) stays open for them, at most CARRY_SECS
  * or until the next switch: such a record is written to its sample's
  * window (and to the new one too when a sample of the new window shares
@@ -30,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -38,6 +43,13 @@
 #define TS_LEN 16	/* YYYYmmddHHMMSS + hundredths */
 /* how long a window stays open for the deferred records of its samples */
 #define CARRY_SECS 1.0
+/* paused on a full disk: recording resumes once this much is free */
+#define RESUME_FREE (1u << 20)
+
+static bool disk_full(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
 
 double now_s(void)
 {
@@ -71,6 +83,7 @@ static int window_name(struct rec *r)
 		timestamp(ts, sizeof(ts));
 		if (strcmp(ts, r->win_ts) > 0)
 			break;
+		switch_drain(r);
 		usleep(2000);
 	}
 	if (strcmp(ts, r->win_ts) <= 0) {
@@ -89,7 +102,7 @@ static int window_name(struct rec *r)
 
 /* The processes of /proc whose parent is in v[0, n), added to v (the
  * target's tree; v[0] is the target): 0 or -ENOMEM. */
-static int add_children(pid_t **v, size_t *n, size_t *cap)
+static int add_children(struct rec *r, pid_t **v, size_t *n, size_t *cap)
 {
 	struct dirent *de;
 	DIR *d = opendir("/proc");
@@ -97,13 +110,15 @@ static int add_children(pid_t **v, size_t *n, size_t *cap)
 
 	if (!d)
 		return 0;
-	while ((de = readdir(d)) && !err) {
+	for (unsigned long k = 0; (de = readdir(d)) && !err; k++) {
 		char path[64], line[512], *p;
 		pid_t pid = (pid_t)atoi(de->d_name), ppid;
 		FILE *f;
 
 		if (pid <= 0)
 			continue;
+		if (k % 64 == 0)
+			switch_drain(r);
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 		f = fopen(path, "r");
 		if (!f)
@@ -144,10 +159,12 @@ static int synth_tree(struct rec *r, pid_t root)
 	/* a pass per generation (a child listed before its parent) */
 	do {
 		before = n;
-		err = add_children(&v, &n, &cap);
+		err = add_children(r, &v, &n, &cap);
 	} while (!err && n != before);
-	for (size_t i = 0; i < n && !err; i++)
+	for (size_t i = 0; i < n && !err; i++) {
+		switch_drain(r);
 		err = synth_process(r, v[i]);
+	}
 	free(v);
 	return err;
 }
@@ -161,6 +178,7 @@ int window_open(struct rec *r)
 	err = open_output(r, r->win_path, !r->o.all);
 	if (err)
 		return err;
+	note_round(r);	/* a rewind goes back to the header */
 	r->nr_windows++;
 	r->win_t0 = now_s();
 	r->win_real0 = real_ns();
@@ -308,8 +326,10 @@ static void retain(struct rec *r)
 		if (!keep)
 			keep = (!r->o.keep || (unsigned long)(n - i) <= r->o.keep) &&
 			       (!r->o.max_size || total <= r->o.max_size);
-		if (!keep)
+		if (!keep) {
 			remove_window(r, dir, v[i].name);
+			switch_drain(r);
+		}
 	}
 	free(v);
 }
@@ -412,6 +432,22 @@ int window_tick(struct rec *r, double now)
 	return close_prev(r);
 }
 
+static bool remove_oldest(struct rec *r);
+static uint64_t free_bytes(const struct rec *r);
+
+/* DEFERSTACK_TEST_SWITCH_DELAY: a slow switch (a big machine, a debug
+ * kernel) made on purpose, for the test that the rings are read during
+ * it (tests/cli/check-winrobust.sh). */
+static void test_delay(struct rec *r)
+{
+	if (r->test_delay <= 0)
+		return;
+	for (double end = now_s() + r->test_delay; now_s() < end;) {
+		switch_drain(r);
+		usleep(10000);
+	}
+}
+
 /* Close the current window: side files (unless err), header, retention,
  * and a line; the per-window notes are emptied for the next one.  In
  * defer mode, a window (not the last) whose samples wait for their
@@ -421,10 +457,24 @@ static int window_close(struct rec *r, int err, bool last)
 	struct rec_prev *p = &r->prev;
 	int e2;
 
-	if (!err)
-		err = save_kallsyms(r, r->win_path);
+	/* --keep, --max-size on a nearly full disk: room first for the side
+	 * files and the features (build-ids, names: a few KiB) */
+	while (!err && (r->o.keep || r->o.max_size) &&
+	       free_bytes(r) < 131072 + 256 * r->objs.used && remove_oldest(r))
+		;
+	if (!err) {
+		/* report falls back to /proc/kallsyms without it: a full disk
+		 * does not stop the window for it (said) */
+		int e2 = save_kallsyms(r, r->win_path);
+
+		if (e2 && !disk_full(e2))
+			err = e2;
+	}
+	switch_drain(r);
 	if (!err)
 		side_save(&r->side, r->win_path);
+	switch_drain(r);
+	test_delay(r);
 	ds_htab_free(&r->kips);
 	ds_htab_free(&r->done);
 	memset(&r->kips, 0, sizeof(r->kips));
@@ -462,13 +512,198 @@ static int window_close(struct rec *r, int err, bool last)
 	return 0;
 }
 
+/* The spooled records of a switch that opened no window (paused). */
+static void spool_discard(struct rec *r)
+{
+	for (size_t off = 0; off < r->spool.len;) {
+		struct perf_event_header h;
+
+		memcpy(&h, r->spool.buf + off, sizeof(h));
+		r->paused_samples += h.type == PERF_RECORD_SAMPLE;
+		off += h.size;
+	}
+	free(r->spool.buf);
+	memset(&r->spool, 0, sizeof(r->spool));
+}
+
+/* Open the next window; on a full disk, make room or pause (up to a few
+ * windows removed for it). */
+static int open_or_full(struct rec *r)
+{
+	int err = window_open(r);
+
+	for (int i = 0; i < 16 && disk_full(err) && !r->paused; i++) {
+		if (r->w) {
+			/* its maps did not fit: not a window without them */
+			close_output(r, r->ncpu, r->argc, r->argv);
+			unlink(r->win_path);
+			free_objs(&r->objs);
+			ds_htab_free(&r->kips);
+			memset(&r->kips, 0, sizeof(r->kips));
+			r->nr_windows--;
+			r->werr = 0;
+		}
+		err = window_full(r, err);
+		if (!err && !r->w && !r->paused)
+			err = window_open(r);
+	}
+	return err;
+}
+
+/* The rings were just drained into the current window: what they bring
+ * from now on is the next one's, spooled while this one is closed and the
+ * next one opened (switch_drain() between the steps), then written to it. */
 int window_switch(struct rec *r)
 {
-	int err = close_prev(r);
+	int err;
 
+	r->spooling = true;
+	err = close_prev(r);
 	if (!err)
 		err = window_close(r, 0, false);
-	return err ? err : window_open(r);
+	if (disk_full(err))
+		err = window_full(r, err);
+	if (!err && !r->paused)
+		err = open_or_full(r);
+	switch_drain(r);
+	r->spooling = false;
+	if (!err && r->w)
+		return spool_replay(r);
+	spool_discard(r);
+	return err;
+}
+
+/* The oldest window but the ones open, removed: true, or false (none). */
+static bool remove_oldest(struct rec *r)
+{
+	char d1[PATH_MAX], d2[PATH_MAX], dir[PATH_MAX], cur[PATH_MAX], prev[PATH_MAX];
+	struct win_file *v = NULL;
+	bool done = false;
+	long n;
+
+	snprintf(d1, sizeof(d1), "%s", r->o.out);
+	snprintf(d2, sizeof(d2), "%s", r->o.out);
+	snprintf(dir, sizeof(dir), "%s", dirname(d1));
+	snprintf(cur, sizeof(cur), "%s", r->w ? r->win_path : "");
+	snprintf(prev, sizeof(prev), "%s", r->prev.w ? r->prev.path : "");
+	n = list_windows(r, dir, basename(d2), &v);
+	for (long i = 0; i < n && !done; i++) {
+		char pp[PATH_MAX];
+
+		if ((*cur && !strcmp(v[i].name, basename(cur))) ||
+		    (*prev && !strcmp(v[i].name, basename(prev))))
+			continue;
+		/* nor the one whose pprof profile is being written from it */
+		if (r->pprof_pid > 0 && !pprof_path(r, v[i].name, pp, sizeof(pp)) &&
+		    !strcmp(pp, r->pprof_out))
+			continue;
+		remove_window(r, dir, v[i].name);
+		die_msg("disk full: removed the oldest window %s/%s to make room", dir, v[i].name);
+		done = true;
+	}
+	free(v);
+	return done;
+}
+
+/* A writer back to its last round (a failed write leaves its error). */
+static int rewind_writer(struct ds_writer *w, bool cur, struct rec *r)
+{
+	int err;
+
+	if (!w)
+		return 0;
+	if (!ds_writer_round(w)) {
+		if (cur)
+			note_round(r);
+		return 0;
+	}
+	err = ds_writer_rewind(w, NULL);
+	if (err || !cur)
+		return err;
+	/* the records since the last round are not in the window */
+	r->nr_dropped += r->nr_records - r->at_round.records;
+	r->nr_samples = r->at_round.samples;
+	r->nr_deferred = r->at_round.deferred;
+	r->nr_lost = r->at_round.lost;
+	r->nr_records = r->at_round.records;
+	r->bytes = r->at_round.bytes;
+	return 0;
+}
+
+static uint64_t free_bytes(const struct rec *r)
+{
+	char d[PATH_MAX];
+	struct statvfs sv;
+
+	snprintf(d, sizeof(d), "%s", r->o.out);
+	if (statvfs(dirname(d), &sv) != 0)
+		return UINT64_MAX;	/* cannot tell: try */
+	return (uint64_t)sv.f_bavail * sv.f_frsize;
+}
+
+int window_full(struct rec *r, int err)
+{
+	bool retention = r->o.keep || r->o.max_size;
+	char path[PATH_MAX];
+
+	if (!disk_full(err) || !r->o.switch_mode)
+		return err;
+	snprintf(path, sizeof(path), "%s", r->w ? r->win_path : r->prev.w ? r->prev.path :
+		 r->win_path);
+	r->werr = 0;	/* handled here: not the end of the recording */
+	if (rewind_writer(r->prev.w, false, r) || rewind_writer(r->w, true, r))
+		return write_err(r, err);
+	if (retention && remove_oldest(r))
+		return 0;
+	/* no room to make: a pause (said first, not again when a resume
+	 * finds no room: it waits longer), the windows open closed (a close
+	 * that cannot write its features leaves the file at its last round);
+	 * a pause soon after a resume (a quota statvfs does not show) doubles
+	 * the wait, up to a minute */
+	if (r->resuming || now_s() - r->resumed_at < 10)
+		r->pause_wait = r->pause_wait < 32 ? r->pause_wait * 2 : 64;
+	else
+		r->pause_wait = 1;
+	r->paused = true;
+	r->pause_check = now_s() + r->pause_wait;
+	if (r->resuming)
+		return 0;
+	die_msg("writing %s: %s (disk full): recording paused until %u MiB are free%s", path,
+		strerror(-err), RESUME_FREE >> 20,
+		retention ? " (no older window left to remove)" :
+			    " (--keep or --max-size would remove the oldest windows)");
+	close_prev(r);
+	if (r->w) {
+		/* the window's own features first, its side files after */
+		close_output(r, r->ncpu, r->argc, r->argv);
+		window_close(r, 0, true);
+	}
+	r->werr = 0;
+	r->nr_pauses++;
+	return 0;
+}
+
+int window_resume(struct rec *r, double now)
+{
+	uint64_t before = r->paused_samples, avail;
+	int err;
+
+	if (!r->paused || now < r->pause_check)
+		return 0;
+	r->pause_check = now + r->pause_wait;
+	avail = free_bytes(r);
+	if (avail < RESUME_FREE)
+		return 0;
+	r->paused = false;
+	r->resuming = true;
+	err = open_or_full(r);
+	r->resuming = false;
+	if (err || r->paused)
+		return err;
+	r->resumed_at = now;
+	fprintf(stderr, PROG ": %.1f MiB free: recording resumed in window %s (%" PRIu64
+		" samples not recorded while paused)\n", avail / 1048576.0, r->win_path, before);
+	return 0;
 }
 
 int window_finish(struct rec *r, int err)
@@ -479,6 +714,13 @@ int window_finish(struct rec *r, int err)
 		err = e2;
 	if (r->w)
 		err = window_close(r, err, true);
+	if (disk_full(err)) {
+		/* the last window stays as at its last round (said) */
+		die_msg("writing %s: %s (disk full): the window ends at its last round",
+			r->win_path, strerror(-err));
+		r->werr = 0;
+		err = 0;
+	}
 	pprof_wait(r);
 	return err;
 }
@@ -491,4 +733,8 @@ void window_summary(const struct rec *r)
 	fprintf(stderr, PROG ": summary of all windows: %" PRIu64 " samples, %" PRIu64
 		" deferred records, %" PRIu64 " lost\n", r->nr_samples, r->nr_deferred,
 		r->nr_lost);
+	if (r->nr_pauses || r->nr_dropped)
+		fprintf(stderr, PROG ": disk full: %lu pause%s, %" PRIu64 " samples not recorded "
+			"while paused, %" PRIu64 " records dropped at a failed write\n", r->nr_pauses,
+			ds_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
 }

@@ -138,6 +138,12 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	 * kill the recorder; the loop acts on them once it runs.
 	 */
 	windows = r->o.switch_mode != SW_NONE;
+	if (windows) {
+		const char *e = getenv("DEFERSTACK_TEST_SWITCH_DELAY");
+
+		r->test_delay = e ? atof(e) : 0;
+		r->test_nodrain = getenv("DEFERSTACK_TEST_SWITCH_NODRAIN") != NULL;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGHUP, on_signal);
@@ -204,6 +210,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 
 		poll(pfd, (nfds_t)ncpu, 100);
 		err = read_all(r);
+		if (err && windows)
+			err = window_full(r, err);	/* a full disk: room or a pause */
 		if (err)
 			break;
 		if (r->o.cmd && waitpid(r->child, &r->status, WNOHANG) == r->child) {
@@ -215,15 +223,20 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		tn = now_s();
 		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
 			break;
-		if (windows && window_due(r, tn, switch_req)) {
+		if (windows && r->paused) {
+			switch_req = 0;	/* no window to switch */
+			err = window_resume(r, tn);
+			if (err)
+				break;
+		} else if (windows && window_due(r, tn, switch_req)) {
 			/* the rings were just drained into the old window */
 			switch_req = 0;
-			err = window_switch(r);
+			err = window_full(r, window_switch(r));
 			if (err)
 				break;
 		}
 		if (windows && r->prev.w) {
-			err = window_tick(r, tn);
+			err = window_full(r, window_tick(r, tn));
 			if (err)
 				break;
 		}
@@ -239,6 +252,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		ioctl(r->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	if (!err)
 		err = read_all(r);
+	if (err && windows)
+		err = window_full(r, err);
 	if (stop_req == SIGHUP && !err)
 		die_msg("hangup (SIGHUP): recording stopped%s",
 			r->o.cmd && !child_done ? ", stopping the command" : "");

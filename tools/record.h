@@ -117,6 +117,34 @@ struct rec {
 	 * open for the records of its waiting samples for a while */
 	struct ds_htab pend;
 	struct ds_htab done;	/* tid -> cookie of its last record */
+	/* a window switch: between its slow steps (build-ids, kallsyms,
+	 * side files, the next window's maps) the rings are read into this
+	 * spool (switch_drain()), written to the next window once it is
+	 * open (spool_replay()): no ring waits for the switch */
+	struct rec_spool {
+		uint8_t *buf;
+		size_t len, cap;
+	} spool;
+	bool spooling;
+	/* test hooks (tests/cli/check-winrobust.sh): DEFERSTACK_TEST_SWITCH_DELAY
+	 * seconds of extra work in each switch, DEFERSTACK_TEST_SWITCH_NODRAIN
+	 * no spool (the rings wait, as before) */
+	double test_delay;
+	bool test_nodrain;
+	/* a full disk (ENOSPC, EDQUOT): the counters at the last round
+	 * written (what ds_writer_rewind() goes back to), records dropped
+	 * that way, and a pause (no window open) until space is free */
+	struct rec_count {
+		uint64_t samples, deferred, lost, records, bytes;
+	} at_round;
+	uint64_t nr_dropped;
+	bool paused;
+	double pause_check;	/* when free space is looked at next */
+	double pause_wait;	/* ... seconds after the last look */
+	double resumed_at;	/* the last resume */
+	bool resuming;
+	uint64_t paused_samples;	/* read and not written while paused */
+	unsigned long nr_pauses;
 	struct rec_prev {
 		struct ds_writer *w;	/* NULL: none open */
 		char path[PATH_MAX];
@@ -152,6 +180,13 @@ int window_note(struct rec *r, const struct perf_event_header *h);
 /* Close the previous window once its samples have their records or its
  * time is up: 0 or -errno. */
 int window_tick(struct rec *r, double now);
+/* A full disk (err ENOSPC or EDQUOT while windows are written): the
+ * windows open go back to their last round; the oldest window is removed
+ * to make room (--keep, --max-size), else recording pauses (one message)
+ * until space is free.  0 (recording goes on), or err. */
+int window_full(struct rec *r, int err);
+/* Paused: open a new window once space is free again: 0 or -errno. */
+int window_resume(struct rec *r, double now);
 /* Close the last window (err: the recording failed: no side files). */
 int window_finish(struct rec *r, int err);
 /* The closing lines: windows written, samples in all. */
@@ -231,8 +266,17 @@ int write_err(struct rec *r, int err);
 void say_werr(struct rec *r, const char *then);
 /* Write one record (counted, its objects and kernel addresses noted). */
 int write_rec(struct rec *r, const struct perf_event_header *h);
-/* Drain every ring once. */
+/* Drain every ring once (paused: read and counted, not written). */
 int read_all(struct rec *r);
+/* A FINISHED_ROUND (flushed); the counters remembered for a rewind. */
+int write_round(struct rec *r);
+/* The counters now (at the start of a window: its rewind point). */
+void note_round(struct rec *r);
+/* During a window switch (r->spooling): read every ring into r->spool
+ * (up to SPOOL_MAX bytes; beyond, the records wait in the rings). */
+void switch_drain(struct rec *r);
+/* Write the spooled records to the (new) current window, empty it. */
+int spool_replay(struct rec *r);
 
 /* tools/record-synth.c ---------------------------------------------- */
 

@@ -179,10 +179,11 @@ DS_API int ds_build_id_of_kernel(uint8_t *id, size_t cap);
 /* The calling process's vDSO (the [vdso] mapping: an ELF image), in place:
  * 0 or -errno (-ENOENT: none). */
 DS_API int ds_vdso_image(const void **image, size_t *len);
-/* Write it to path (for ds_symbols_opts.vdso): 0 or -errno. */
+/* Write it to path (for ds_symbols_opts.vdso): 0 or -errno (no file left). */
 DS_API int ds_vdso_save(const char *path);
 /* Copy /tmp/perf-PID.map into dir/perf-PID.map (dir created if missing;
- * for ds_symbols_opts.perf_map_dir): 0 or -errno (-ENOENT: no map). */
+ * for ds_symbols_opts.perf_map_dir): 0 or -errno (-ENOENT: no map; a
+ * failed copy is removed). */
 DS_API int ds_perf_map_save(const char *dir, uint32_t pid);
 DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, uint8_t *id,
 			   size_t cap);
@@ -318,8 +319,17 @@ DS_API int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_att
 DS_API int ds_writer_write(struct ds_writer *w, const struct perf_event_header *rec);
 /* Append a PERF_RECORD_FINISHED_ROUND. */
 DS_API int ds_writer_round(struct ds_writer *w);
+/*
+ * After a failed write (ENOSPC, EDQUOT, EFBIG ...), file mode: cut the file
+ * back to the data flushed by the last successful ds_writer_round() (or the
+ * header of ds_writer_open()), forget the error and go on writing there.
+ * *dropped (may be NULL): the bytes of records dropped.  0 or -errno
+ * (-ESPIPE in pipe mode).
+ */
+DS_API int ds_writer_rewind(struct ds_writer *w, uint64_t *dropped);
 /* Write features + final header (pipe mode: build-id records), close, free.
- * Returns the first error seen. */
+ * Returns the first error seen; a file whose features could not be written
+ * is left as at its last round (header "not finished", whole records). */
 DS_API int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /* ------------------------------------------------------------------ */

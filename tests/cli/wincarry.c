@@ -5,7 +5,9 @@
  * window switch done as window_close() does it (tools/record-windows.c).
  * A deferred record read after the switch goes to the window of its
  * sample (and to the new one too when a sample there shares its cookie);
- * a record read before its sample keeps no window open.  Writes DIR/A and
+ * a record read before its sample keeps no window open; so does one read
+ * into the spool during a switch (switch_drain()) and written from it
+ * (spool_replay()).  Writes DIR/A and
  * DIR/B for `deferstack script` to stitch; exits 0 when every count holds.
  */
 #include <stdio.h>
@@ -65,6 +67,25 @@ static void deferred(struct rec *r, uint32_t tid, uint64_t cookie, uint64_t time
 	EXPECT(write_rec(r, h) == 0);
 }
 
+/* A record as switch_drain() leaves it in the spool, with a round. */
+static void spool_deferred(struct rec *r, uint32_t tid, uint64_t cookie, uint64_t time)
+{
+	uint64_t b[] = { 0, cookie, 1, 0x401000, (uint64_t)tid << 32 | tid, time, 0, 1 };
+	struct perf_event_header *h = (void *)b, round = { DS_RECORD_FINISHED_ROUND, 0, 8 };
+	uint8_t *p = realloc(r->spool.buf, r->spool.len + sizeof(b) + sizeof(round));
+
+	if (!p)
+		exit(2);
+	h->type = DS_RECORD_CALLCHAIN_DEFERRED;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = sizeof(b);
+	memcpy(p + r->spool.len, b, sizeof(b));
+	memcpy(p + r->spool.len + sizeof(b), &round, sizeof(round));
+	r->spool.buf = p;
+	r->spool.len += sizeof(b) + sizeof(round);
+	r->spool.cap = r->spool.len;
+}
+
 int main(int argc, char **argv)
 {
 	static struct rec r;
@@ -96,7 +117,9 @@ int main(int argc, char **argv)
 	sample(&r, 3, 9, 210);
 	deferred(&r, 3, 9, 220);	/* B's own */
 	EXPECT(r.prev.deferred == 0 && r.nr_deferred == d + 1);
-	deferred(&r, 1, 5, 230);	/* to A and to B */
+	/* read during the switch, written once B is open: to A and to B */
+	spool_deferred(&r, 1, 5, 230);
+	EXPECT(spool_replay(&r) == 0 && r.spool.len == 0 && !r.spooling);
 	EXPECT(r.prev.deferred == 1 && r.nr_deferred == d + 3);
 	EXPECT(r.prev.pend.used == 0 && r.pend.used == 0);
 	/* nothing waits: A is closed at the next pass */

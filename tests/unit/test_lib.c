@@ -9,7 +9,9 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -277,6 +279,74 @@ static void t_perfdata_unfinished(void **state)
 	assert_false(ds_reader_unfinished(rd));
 	ds_reader_close(rd);
 	free(s.b);
+}
+
+/* A write that fails (here EFBIG, a file size limit; ENOSPC alike) leaves
+ * the writer with the error; ds_writer_rewind() cuts the file back to its
+ * last round and writing goes on there: a finished file of whole records. */
+static void t_writer_rewind(void **state)
+{
+	struct sbuf s = { 0 }, d = { 0 };
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	struct ds_attr a;
+	const struct perf_event_header *h;
+	struct rlimit old, lim;
+	struct stat st;
+	uint64_t id = 1, dropped = 0;
+	void (*xfsz)(int);
+	int n = 0, err = 0;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	a.attr.size = sizeof(a.attr);
+	a.attr.sample_type = TST_ST;
+	a.attr.sample_id_all = 1;
+	a.ids = &id;
+	a.nr_ids = 1;
+	sb_comm(&s, 3, "abc", 1);
+	for (int i = 0; i < 400; i++)
+		sb_dsample(&d, 3, 10 + (uint64_t)i, 0, 0, 0x5);
+	assert_int_equal(ds_writer_open(&w, tpath("rew.data"), &a, 1, NULL), 0);
+	assert_int_equal(ds_writer_write(w, (const void *)s.b), 0);
+	assert_int_equal(ds_writer_round(w), 0);
+	assert_int_equal(stat(tpath("rew.data"), &st), 0);
+	/* room for a few hundred bytes more */
+	assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+	lim = old;
+	lim.rlim_cur = (rlim_t)st.st_size + 300;
+	xfsz = signal(SIGXFSZ, SIG_IGN);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	for (size_t off = 0; off < d.len && !err;) {
+		const struct perf_event_header *r = (const void *)(d.b + off);
+
+		err = ds_writer_write(w, r);
+		off += r->size;
+	}
+	if (!err)
+		err = ds_writer_round(w);
+	assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0);
+	signal(SIGXFSZ, xfsz);
+	assert_int_equal(err, -EFBIG);
+	assert_int_equal(ds_writer_round(w), -EFBIG);	/* it sticks */
+	assert_int_equal(ds_writer_rewind(w, &dropped), 0);
+	assert_true(dropped > 0);
+	assert_int_equal(stat(tpath("rew.data"), &st), 0);
+	assert_true(st.st_size == (off_t)(104 + sizeof(struct perf_event_attr) + 16 + 8 + s.len +
+					 8));	/* the comm and its round */
+	/* go on writing: a sample, a round, a finished file */
+	assert_int_equal(ds_writer_write(w, (const void *)d.b), 0);
+	assert_int_equal(ds_writer_round(w), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+	assert_int_equal(ds_reader_open(&rd, tpath("rew.data"), NULL), 0);
+	assert_false(ds_reader_unfinished(rd));
+	while (ds_reader_next(rd, &h) == 1)
+		n += h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_SAMPLE;
+	assert_int_equal(n, 2);
+	assert_int_equal(ds_reader_trailing(rd), 0);
+	ds_reader_close(rd);
+	free(s.b);
+	free(d.b);
 }
 
 /* Pipe mode: the writer never seeks (attrs and names as records, tracing
@@ -1698,6 +1768,7 @@ int main(void)
 		cmocka_unit_test(t_perfdata_roundtrip),
 		cmocka_unit_test(t_perfdata_bad),
 		cmocka_unit_test(t_perfdata_unfinished),
+		cmocka_unit_test(t_writer_rewind),
 		cmocka_unit_test(t_pipe_mode),
 		cmocka_unit_test(t_reader_id_lookup),
 		cmocka_unit_test(t_reader_sample_id_pos),
