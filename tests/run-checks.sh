@@ -185,6 +185,14 @@ check "debian/libdeferstack0.symbols lists the same exports" cmp -s "$T/api.deb"
 # the packaged CLI links the shared library: it may use exported API only
 check "CLI linked against libdeferstack.so (make dyn) runs" \
 	bash -c "make -s --no-print-directory dyn OUT='$OUT' > '$T/dyn.log' 2>&1 && LD_LIBRARY_PATH='$OUT' '$OUT/dyn/deferstack' --version > /dev/null" || cat "$T/dyn.log"
+# ... the CLI's objects reference no ds_* symbol but the exported ones,
+# and the dyn CLI defines none of its own (no private copy of a lib/ object)
+for o in "$OUT"/obj/tools/*.o; do nm -u "$o"; done | awk '$2 ~ /^ds_/ { print $2 }' | sort -u > "$T/cli.u"
+comm -23 "$T/cli.u" "$T/api.map" > "$T/cli.hidden"
+check "the CLI uses only exported ds_* symbols ($(wc -l < "$T/cli.u") of them)" \
+	bash -c "[ -s '$T/cli.u' ] && [ \$(ls '$OUT'/obj/tools/*.o | wc -l) -eq $(ls tools/*.c | wc -l) ] && [ ! -s '$T/cli.hidden' ]" || cat "$T/cli.hidden"
+check "make dyn: the CLI defines no ds_* symbol (links libdeferstack.so only)" \
+	bash -c "! nm --defined-only '$OUT/dyn/deferstack' | grep -q ' ds_'"
 check "exports are versioned DEFERSTACK_0.2, internals hidden" \
 	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
 PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"

@@ -32,10 +32,10 @@ int note_object(struct rec *r, const struct perf_event_header *h)
 	    ev.filename[0] != '/')
 		return 0;	/* anonymous, [vdso], [heap], ... */
 	key = ds_hash_str(ev.filename);
-	if (ds_htab_get(&r->objs, key, same_path, ev.filename))
+	if (tab_get(&r->objs, key, same_path, ev.filename))
 		return 0;
 	p = strdup(ev.filename);
-	if (!p || ds_htab_put(&r->objs, key, p)) {
+	if (!p || tab_put(&r->objs, key, p)) {
 		free(p);
 		return -ENOMEM;
 	}
@@ -270,8 +270,8 @@ int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev))
 		return 0;
 	if ((ev.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
-	    !ds_htab_get(&r->kips, ev.ip, NULL, NULL))
-		err = ds_htab_put(&r->kips, ev.ip, &present);
+	    !tab_get(&r->kips, ev.ip, NULL, NULL))
+		err = tab_put(&r->kips, ev.ip, &present);
 	for (uint64_t i = 0; i < ev.nr && !err; i++) {
 		uint64_t ip = ev.chain[i];
 
@@ -279,8 +279,8 @@ int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		if (kernel && !ds_htab_get(&r->kips, ip, NULL, NULL))
-			err = ds_htab_put(&r->kips, ip, &present);
+		if (kernel && !tab_get(&r->kips, ip, NULL, NULL))
+			err = tab_put(&r->kips, ip, &present);
 	}
 	return err;
 }

@@ -120,8 +120,8 @@ static void cleanup(struct rec *r)
 	close_events(r);
 	for (size_t i = 0; i < r->objs.cap; i++)
 		free(r->objs.s[i].val);
-	ds_htab_free(&r->objs);
-	ds_htab_free(&r->kips);
+	tab_free(&r->objs);
+	tab_free(&r->kips);
 	free(r->side.pids);
 }
 

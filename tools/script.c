@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "hash.h"
+#include "tab.h"
 
 /*
  * The output is built by hand in a big buffer and written in 1 MiB pieces
@@ -45,7 +45,7 @@ struct tail {
 struct arena {
 	uint64_t *a;
 	size_t len, cap, max;
-	struct ds_itab tab;	/* runs by hash: their offset in a */
+	struct tab tab;		/* runs by hash: their offset in a, + 1 */
 };
 
 struct script {
@@ -385,17 +385,17 @@ struct run_key {
 	uint64_t h0, h1;	/* the two header words */
 };
 
-static bool run_is(uint32_t off, const void *arg)
+static bool run_is(const void *val, const void *arg)
 {
 	const struct run_key *k = arg;
-	const uint64_t *r = k->ar->a + off;
+	const uint64_t *r = k->ar->a + ((uintptr_t)val - 1);
 
 	return r[0] == k->h0 && r[1] == k->h1 && !memcmp(r + 2, k->w, k->n * 8);
 }
 
 static void arena_clear(struct arena *ar)
 {
-	ds_itab_free(&ar->tab);
+	tab_free(&ar->tab);
 	ar->len = 0;
 }
 
@@ -413,9 +413,9 @@ static uint64_t run_hash(const struct run_key *k)
 /* The tails kept for k in its arena, or NULL. */
 static const uint64_t *run_get(const struct run_key *k, uint64_t h)
 {
-	int64_t at = ds_itab_get(&k->ar->tab, h, run_is, k);
+	uintptr_t at = (uintptr_t)tab_get(&k->ar->tab, h, run_is, k);
 
-	return at < 0 ? NULL : k->ar->a + at + 2 + k->n;
+	return !at ? NULL : k->ar->a + (at - 1) + 2 + k->n;
 }
 
 /* Keep k's words and tails in ar (emptied when full; a run too long to
@@ -431,7 +431,7 @@ static int run_put(struct arena *ar, const struct run_key *k, uint64_t h, const 
 	if (ar->len + need > ar->max)
 		arena_clear(ar);
 	if ((err = ds_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
-	    (err = ds_itab_put(&ar->tab, h, (uint32_t)ar->len)))
+	    (err = tab_put(&ar->tab, h, (void *)(uintptr_t)(ar->len + 1))))
 		return err;
 	r = ar->a + ar->len;
 	r[0] = k->h0;
