@@ -89,10 +89,8 @@ void ds_stitch_free(struct ds_stitcher *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->tasks.cap; i++) {
-		if (s->tasks.s[i].val)
-			task_free(s->tasks.s[i].val);
-	}
+	for (size_t i = 0; i < s->tasks.used; i++)
+		task_free(s->tasks.e[i].val);
 	ds_htab_free(&s->tasks);
 	free(s->chain_buf);
 	ds_rc_destroy(&s->rc);
@@ -407,10 +405,10 @@ int ds_stitch_finish(struct ds_stitcher *s)
 	v = malloc((s->tasks.used + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->tasks.cap; i++) {
-		struct ds_task *t = s->tasks.s[i].val;
+	for (size_t i = 0; i < s->tasks.used; i++) {
+		struct ds_task *t = s->tasks.e[i].val;
 
-		if (t && t->npend)
+		if (t->npend)
 			v[n++] = t;
 	}
 	qsort(v, n, sizeof(*v), cmp_task_time);

@@ -283,26 +283,22 @@ void ds_symbols_free(struct ds_symbols *s)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
 	ds_htab_free(&s->dso_by_path);
-	for (size_t i = 0; i < s->maps.cap; i++) {
-		struct mapset *m = s->maps.s[i].val;
+	for (size_t i = 0; i < s->maps.used; i++) {
+		struct mapset *m = s->maps.e[i].val;
 
-		if (m) {
-			free(m->maps);
-			free(m->segs);
-			free(m);
-		}
+		free(m->maps);
+		free(m->segs);
+		free(m);
 	}
 	ds_htab_free(&s->maps);
-	for (size_t i = 0; i < s->comms.cap; i++)
-		free(s->comms.s[i].val);
+	for (size_t i = 0; i < s->comms.used; i++)
+		free(s->comms.e[i].val);
 	ds_htab_free(&s->comms);
-	for (size_t i = 0; i < s->rec_ids.cap; i++) {
-		struct ds_build_id *b = s->rec_ids.s[i].val;
+	for (size_t i = 0; i < s->rec_ids.used; i++) {
+		struct ds_build_id *b = s->rec_ids.e[i].val;
 
-		if (b) {
-			free(b->path);
-			free(b);
-		}
+		free(b->path);
+		free(b);
 	}
 	ds_htab_free(&s->rec_ids);
 	free(s->vdso);
@@ -1404,13 +1400,11 @@ static uint32_t new_gen(struct ds_symbols *s)
 		 * start over */
 		s->kgen++;
 		s->gen_seq = 0;
-		for (size_t i = 0; i < s->maps.cap; i++) {
-			struct mapset *m = s->maps.s[i].val;
+		for (size_t i = 0; i < s->maps.used; i++) {
+			struct mapset *m = s->maps.e[i].val;
 
-			if (m) {
-				m->gen = ++s->gen_seq;
-				m->segs_gen = 0;
-			}
+			m->gen = ++s->gen_seq;
+			m->segs_gen = 0;
 		}
 	}
 	return ++s->gen_seq;

@@ -920,12 +920,40 @@ static void t_htab(void **state)
 		}
 	}
 	assert_int_equal(t.used, nlive);
+	assert_int_equal(t.ix.used, nlive);
 	for (int k = 0; k < N; k++)
 		assert_true(!!ds_htab_get(&t, keys[k], val_is, &keys[k]) == live[k]);
+	for (size_t k = 0; k < t.used; k++)	/* the dense entries: the live ones */
+		assert_true(live[(uint64_t *)t.e[k].val - keys]);
 	assert_null(ds_htab_get(&t, 7, NULL, NULL));
 	assert_null(ds_htab_del(&t, 7, NULL, NULL));
 	ds_htab_free(&t);
 	assert_null(ds_htab_get(&t, keys[0], NULL, NULL));
+}
+
+/* The index table it is built on: deletion by backward shift keeps the
+ * rest findable (colliding hashes, indices told apart by eq). */
+static bool idx_is(uint32_t idx, const void *arg)
+{
+	return idx == *(const uint32_t *)arg;
+}
+
+static void t_itab_del(void **state)
+{
+	enum { N = 5000 };
+	struct ds_itab t = { 0 };
+
+	(void)state;
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(ds_itab_put(&t, (i % 97) * 0x9e3779b97f4a7c15ULL, i), 0);
+	for (uint32_t i = 0; i < N; i += 2)
+		assert_int_equal(ds_itab_del(&t, (i % 97) * 0x9e3779b97f4a7c15ULL, idx_is, &i), i);
+	assert_int_equal(t.used, N / 2);
+	for (uint32_t i = 0; i < N; i++)
+		assert_int_equal(ds_itab_get(&t, (i % 97) * 0x9e3779b97f4a7c15ULL, idx_is, &i),
+				 i % 2 ? (int64_t)i : -1);
+	assert_int_equal(ds_itab_del(&t, 0, idx_is, &(uint32_t){ 0 }), -1);
+	ds_itab_free(&t);
 }
 
 /* Many tasks exiting (hash deletion) must keep the others findable. */
@@ -1705,6 +1733,7 @@ int main(void)
 		cmocka_unit_test(t_merge_backwards),
 		cmocka_unit_test(t_merge_many_cpus),
 		cmocka_unit_test(t_htab),
+		cmocka_unit_test(t_itab_del),
 		cmocka_unit_test(t_opts),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_dwarf_user_ip),
