@@ -67,7 +67,7 @@ static inline uint64_t ds_hash_str(const char *s)
 
 /* Open a file to read without blocking (a FIFO), regular files only: fd,
  * or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices; *is_chr set
- * for a character device).  lib/symbols.c. */
+ * for a character device).  lib/file.c. */
 int ds_open_regular(const char *path, bool *is_chr);
 
 /* *f: fd (a ds_open_regular() one) as a stream to read; 0, or -errno

@@ -308,32 +308,6 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s);
 }
 
-/* Open a file to read symbols from: never blocks (a FIFO), only regular
- * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
-int ds_open_regular(const char *path, bool *is_chr)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (is_chr)
-		*is_chr = false;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		if (is_chr)
-			*is_chr = S_ISCHR(st.st_mode);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
-	return fd;
-}
-
 static bool is_space(char c)
 {
 	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';

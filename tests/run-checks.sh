@@ -195,6 +195,14 @@ check "make dyn: the CLI defines no ds_* symbol (links libdeferstack.so only)" \
 	bash -c "! nm --defined-only '$OUT/dyn/deferstack' | grep -q ' ds_'"
 check "exports are versioned DEFERSTACK_0.2, internals hidden" \
 	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
+# no two modules of the library call each other, directly or round a
+# circle (buildid.c and symbols.c did): the graph of which object uses a
+# symbol another defines sorts topologically
+( cd "$OUT/obj/lib" && for o in *.o; do nm --defined-only "$o" | awk -v o="$o" '$2 ~ /[TDBR]/ { print $3, o }'; done | sort > "$T/lib.defs" &&
+  for o in *.o; do nm -u "$o" | awk -v o="$o" '{ print $2, o }'; done | sort > "$T/lib.uses" )
+join "$T/lib.uses" "$T/lib.defs" | awk '$2 != $3 { print $2, $3 }' | sort -u > "$T/lib.edges"
+check "lib/: no circular dependency between modules ($(wc -l < "$T/lib.edges") uses; buildid.o uses no symbols.o)" \
+	bash -c "[ -s '$T/lib.edges' ] && tsort '$T/lib.edges' > /dev/null 2>&1 && ! grep -q '^buildid.o symbols.o\$' '$T/lib.edges'"
 PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"
 check "pkg-config deferstack: version, flags" \
 	bash -c "[ \"\$($PC --modversion deferstack)\" = \"\$(sed -n 's/^VERSION := //p' Makefile)\" ] && $PC --libs deferstack | grep -q -- '-L$I/usr/lib -ldeferstack'"
