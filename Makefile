@@ -16,8 +16,12 @@ FUZZ_TIME ?= 60
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-VERSION := 0.2.0
-SONAME  := libdeferstack.so.0
+VERSION := 0.3.0
+# the soname's number: bumped when the ABI of an existing function or struct
+# changes (1 since 0.3.0: sz first in ds_event, ds_ring, ds_sym_info, ...);
+# a new function only goes into a new version node of lib/libdeferstack.map
+SOVERSION := 1
+SONAME  := libdeferstack.so.$(SOVERSION)
 # the library exports only its API (DS_API); internals stay hidden
 LIBVIS  := -fvisibility=hidden
 
@@ -39,9 +43,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
 PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
-SO      := $(OUT)/libdeferstack.so.$(VERSION)
+# the file: the soname and the version's minor.patch (libdeferstack.so.1.3.0)
+SO      := $(OUT)/$(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 # the CLI that make install installs: linked with the static library by
-# default; the Debian package installs the one linked with libdeferstack.so.0
+# default; the Debian package installs the one linked with libdeferstack.so.1
 INSTALL_CLI ?= $(OUT)/deferstack
 
 .PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-all install clean
@@ -60,7 +65,7 @@ $(OUT)/pic/%.o: %.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC $(LIBVIS) -c $< -o $@
 
-# libdeferstack.so.0: versioned symbols from an explicit export list
+# libdeferstack.so.1: versioned symbols from an explicit export list
 $(SO): $(PIC_OBJ) lib/libdeferstack.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libdeferstack.map \
 		-Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)
@@ -76,7 +81,7 @@ $(OUT)/libdeferstack-san.a: $(SAN_OBJ)
 $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The CLI linked with libdeferstack.so.0 (what the deferstack .deb ships): it
+# The CLI linked with libdeferstack.so.1 (what the deferstack .deb ships): it
 # uses the exported API only (make check checks its objects' references).
 dyn: $(OUT)/dyn/deferstack
 $(OUT)/dyn/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(SO)
@@ -161,7 +166,7 @@ install: all $(INSTALL_CLI)
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
 	install -m 644 man/deferstack.1 $(DESTDIR)$(MANDIR)/man1/deferstack.1
 
-# Debian packages (libdeferstack0, libdeferstack-dev, deferstack) from
+# Debian packages (libdeferstack1, libdeferstack-dev, deferstack) from
 # debian/ with debhelper, checked with lintian, into $(OUT)/deb/
 deb:
 	pkg/build-deb.sh $(OUT)/deb

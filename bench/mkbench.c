@@ -678,7 +678,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!err) {
-		struct ds_writer_info info = { .hostname = "bench", .osrelease = "6.1.0-bench",
+		struct ds_writer_info info = { .sz = sizeof(info), .hostname = "bench", .osrelease = "6.1.0-bench",
 					       .version = "mkbench", .arch = "x86_64",
 					       .nr_cpus_avail = NCPU, .nr_cpus_online = NCPU };
 

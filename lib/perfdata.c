@@ -1351,11 +1351,14 @@ static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b, uint32
 
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 {
-	static const struct ds_writer_info none;
-	int err;
+	struct ds_writer_info in;
+	/* the caller's, in our size (an older one's newer fields 0): or
+	 * none at all when its sz is bad, an error returned after closing */
+	int err, bad = ds_opts_copy(&in, sizeof(in), info, info ? info->sz : 0);
 
-	if (!info)
-		info = &none;
+	if (bad)
+		memset(&in, 0, sizeof(in));
+	info = &in;
 	if (w->f && w->pipe) {
 		/* pipe mode: the build-ids as HEADER_BUILD_ID records */
 		for (size_t k = 0; k < info->nr_build_ids; k++)
@@ -1454,7 +1457,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		if (fclose(w->f) != 0 && !w->err)
 			w->err = errno ? -errno : -EIO;
 	}
-	err = w->err;
+	err = w->err ? w->err : bad;
 	for (size_t i = 0; w->attrs && i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
 		free(w->attrs[i].name);

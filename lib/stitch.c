@@ -62,6 +62,7 @@ int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts)
 	s->max_pending_per_task = o.max_pending_per_task ? o.max_pending_per_task : 65536;
 	s->cb = o.cb;
 	s->cb_arg = o.cb_arg;
+	s->st.sz = sizeof(s->st);
 	*out = s;
 	return 0;
 }
@@ -150,6 +151,7 @@ static int emit_deferred(struct ds_stitcher *s, const struct ds_event *ev,
 		return err;
 	memcpy(s->chain_buf, ev->chain, kn * 8);
 	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
 	o.ev = ev;
 	o.cookie = ev->cookie;
 	o.chain = s->chain_buf;
@@ -332,9 +334,14 @@ static int add_user_ip(struct ds_stitcher *s, const struct ds_event *ev,
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 {
 	struct ds_stitch_out o;
+	struct ds_event tmp;
 	int err = 0;
 
+	/* an older caller's smaller event: its fields, the rest 0 */
+	if (!(ev = ds_sz_in(ev, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_event, hdr))))
+		return -EINVAL;
 	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
 	o.ev = ev;
 	o.kind = DS_OUT_RECORD;
 	s->st.records++;

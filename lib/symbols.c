@@ -918,7 +918,12 @@ static int set_comm(struct ds_symbols *s, uint32_t tid, const char *name)
 
 int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 {
+	struct ds_event tmp;
 	struct mapset *m;
+
+	/* an older caller's smaller event: its fields, the rest 0 */
+	if (!(ev = ds_sz_in(ev, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_event, hdr))))
+		return -EINVAL;
 
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
@@ -1305,6 +1310,7 @@ static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const c
 		return -ENOMEM;
 	f = &s->fchunks[c][s->nr_frames & (FRAME_CHUNK - 1)];
 	*f = *si;
+	f->sz = sizeof(*f);	/* ds_symbols_frame_info() hands it out */
 	if (si->name == buf && !(f->name = keep_str(s, buf)))
 		return -ENOMEM;
 	*id = (uint32_t)s->nr_frames++;
@@ -1449,8 +1455,9 @@ const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s, uint
 	return id < s->nr_frames ? frame_at(s, id) : NULL;
 }
 
-int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
-		      struct ds_sym_info *out, char *buf, size_t len)
+/* ds_symbols_lookup() into our whole struct */
+static void lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		   struct ds_sym_info *out, char *buf, size_t len)
 {
 	const struct map *mp = NULL;
 	uint32_t id;
@@ -1459,11 +1466,28 @@ int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kern
 	err = kernel ? kernel_frame(s, ip, &id) : user_frame(s, pid, ip, &id, &mp);
 	if (err) {
 		lookup_uncached(s, pid, ip, kernel, out, buf, len);
-		return 0;
+		return;
 	}
 	*out = *frame_at(s, id);
 	if (mp)
 		set_map(out, mp);
+}
+
+int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		      struct ds_sym_info *out, char *buf, size_t len)
+{
+	struct ds_sym_info full;
+
+	if (out->sz == sizeof(full)) {
+		lookup(s, pid, ip, kernel, out, buf, len);
+		out->sz = sizeof(full);
+		return 0;
+	}
+	/* another size: only the fields within the caller's sz written */
+	if (out->sz < DS_SZ_MIN(struct ds_sym_info, name))
+		return -EINVAL;
+	lookup(s, pid, ip, kernel, &full, buf, len);
+	ds_sz_out(out, &full, sizeof(full));
 	return 0;
 }
 
@@ -1507,21 +1531,28 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 {
 	struct ds_sym_info si;
 
-	ds_symbols_lookup(s, pid, ip, kernel, &si, buf, len);
+	lookup(s, pid, ip, kernel, &si, buf, len);
 	return si.name;
 }
 
 void ds_frames_reset(struct ds_frames *f)
 {
+	if (f->sz < sizeof(*f))
+		return;
 	f->nr = 0;
 	f->store_len = 0;
 }
 
 void ds_frames_free(struct ds_frames *f)
 {
+	size_t sz = f->sz;
+
+	if (sz < sizeof(*f))
+		return;
 	free(f->names);
 	free(f->store);
-	memset(f, 0, sizeof(*f));
+	memset(f, 0, sz);
+	f->sz = sz;
 }
 
 int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
@@ -1532,6 +1563,9 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 	char buf[128];
 	int err = 0;
 
+	/* every field is needed: an older, smaller struct has none we lack */
+	if (out->sz < sizeof(*out))
+		return -EINVAL;
 	ds_frames_reset(out);
 	/* out->names holds the names' offsets in out->store until the end (no
 	 * allocation per call once the arrays have grown) */

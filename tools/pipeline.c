@@ -41,7 +41,7 @@ static int wrap_cb(void *arg, const struct ds_stitch_out *o)
 static int drain(struct pipeline *p)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int err;
 
 	while (ds_merge_pop(p->mg, &rec) > 0) {
@@ -97,7 +97,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
 	char vdso[PATH_MAX], maps[PATH_MAX];
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int ret;
 
 	memset(p, 0, sizeof(*p));

@@ -67,7 +67,7 @@ out:
 
 int close_output(struct rec *r, int ncpu, int argc, char **argv)
 {
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct ds_build_id *bids = NULL;
 	struct utsname un;
 	int err;

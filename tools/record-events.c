@@ -328,6 +328,7 @@ static int attach_ring(struct rec *r, struct cpu_buf *b, int fd)
 				strerror(-err));
 			return err;
 		}
+		b->ring.sz = sizeof(b->ring);
 		err = ds_ring_init(&b->ring, b->map, b->map_len, ps);
 		if (err)
 			return err;

@@ -23,7 +23,7 @@ static bool same_path(const void *val, const void *arg)
 /* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
 int note_object(struct rec *r, const struct perf_event_header *h)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t key;
 	char *p;
 
@@ -263,7 +263,7 @@ int synth_kernel(struct rec *r)
 int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 {
 	static char present;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	bool kernel = false;
 	int err = 0;
 

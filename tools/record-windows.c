@@ -364,7 +364,7 @@ static int close_prev(struct rec *r)
 
 int window_note(struct rec *r, const struct perf_event_header *h)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	void *c, *cur;
 	int err;
 

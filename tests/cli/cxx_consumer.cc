@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 	const perf_event_header *rec;
 	int ret = 0;
 	while (!err && (ret = ds_reader_next(r, &rec)) > 0) {
-		ds_event ev;
+		ds_event ev = {};
+		ev.sz = sizeof(ev);
 
 		if (rec->type == DS_RECORD_FINISHED_ROUND)
 			continue;

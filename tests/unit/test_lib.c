@@ -61,7 +61,7 @@ static void t_attr_flags(void **state)
 static void t_parse_sample(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t nr;
 
 	(void)state;
@@ -92,7 +92,7 @@ static void t_parse_sample(void **state)
 static void t_parse_others(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t nr = 1000;
 
 	(void)state;
@@ -125,7 +125,7 @@ static void t_parse_others(void **state)
 static void t_set_callchain(void **state)
 {
 	struct sbuf s = { 0 };
-	struct ds_event ev, ev2;
+	struct ds_event ev = { .sz = sizeof(ev) }, ev2 = { .sz = sizeof(ev2) };
 	uint64_t chain[] = { PERF_CONTEXT_KERNEL, KADDR(1), PERF_CONTEXT_USER, UADDR(1),
 			     UADDR(2), UADDR(3) };
 	uint64_t out[64];
@@ -151,10 +151,10 @@ static void t_ring(void **state)
 	const size_t ps = 4096, dsz = 2 * ps;
 	uint8_t *area = aligned_alloc(ps, ps + dsz);
 	struct perf_event_mmap_page *pg = (void *)area;
-	struct ds_ring r;
+	struct ds_ring r = { .sz = sizeof(r) };
 	struct sbuf s = { 0 };
 	const struct perf_event_header *h;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t pos = dsz - 24;	/* next record straddles the end */
 	int n = 0;
 
@@ -196,7 +196,7 @@ static void t_perfdata_roundtrip(void **state)
 	struct sbuf s = { 0 };
 	struct ds_reader *rd;
 	const struct perf_event_header *h;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int n = 0;
 
 	(void)state;
@@ -289,12 +289,12 @@ static void t_pipe_mode(void **state)
 	struct ds_reader *rd;
 	struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true,
 				     .tracing_data = "\027\bDtracing0.6", .tracing_data_len = 14 };
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct ds_build_id b;
 	const struct ds_build_id *bids;
 	struct ds_attr a[2];
 	const struct perf_event_header *h;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t id0 = 1, id1 = 2;
 	int fds[2], n = 0, deferred = 0;
 	size_t nb;
@@ -367,7 +367,7 @@ static void t_tracing_data(void **state)
 	static const char td[] = "\027\bDtracing0.6";
 	struct ds_writer_opts wo = { .sz = sizeof(wo), .tracing_data = td,
 				     .tracing_data_len = sizeof(td) };
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct ds_build_id b;
 	struct ds_writer *w;
 	struct ds_reader *rd;
@@ -486,7 +486,7 @@ static void t_reader_sample_id_pos(void **state)
 	uint64_t comm[6] = { 0, 7 | (7ULL << 32), 0x6d6d6f63, 7 | (7ULL << 32), 1, 22 };
 	struct perf_event_header hs = { PERF_RECORD_SAMPLE, 0, sizeof(smp) };
 	struct perf_event_header hc = { PERF_RECORD_COMM, 0, sizeof(comm) };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	char buf[64];
 
 	(void)state;
@@ -827,7 +827,7 @@ static void t_dwarf_user_ip(void **state)
 	struct ds_stitcher *st;
 	struct chain_cap cc;
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t kchain[] = { PERF_CONTEXT_KERNEL, KADDR(1), KADDR(2) };
 	uint64_t uchain[] = { PERF_CONTEXT_USER, UADDR(5), UADDR(6) };
 	uint64_t ctxonly[] = { PERF_CONTEXT_USER };
@@ -931,6 +931,188 @@ static void t_htab(void **state)
 	assert_null(ds_htab_get(&t, keys[0], NULL, NULL));
 }
 
+/* sz: a caller built against an older, smaller struct (here: one that
+ * ends before the last fields of today's) keeps working, and the library
+ * neither writes nor reads past its sz. */
+static void t_sz_old_caller(void **state)
+{
+	union {
+		struct ds_event ev;
+		unsigned char b[sizeof(struct ds_event) + 64];
+	} e;
+	union {
+		struct ds_sym_info si;
+		unsigned char b[sizeof(struct ds_sym_info) + 64];
+	} y;
+	size_t ev_old = offsetof(struct ds_event, user_ip);	/* user_ip came later */
+	size_t si_old = offsetof(struct ds_sym_info, build_id);	/* so did build_id */
+	struct sbuf s = { 0 };
+	struct ds_stitcher *st;
+	struct ds_symbols *sym;
+	struct ds_frames fr = { .sz = offsetof(struct ds_frames, store) };
+	struct ds_ring r = { .sz = offsetof(struct ds_ring, scratch) };
+	char buf[64];
+	uint64_t chain[] = { PERF_CONTEXT_USER, 0x1234 };
+
+	(void)state;
+	/* parsing into it: the fields within sz, nothing past them */
+	sb_dsample(&s, 42, 1000, 3, 0, 0xabc);
+	memset(e.b, 0xa5, sizeof(e.b));
+	e.ev.sz = ev_old;
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &e.ev), 0);
+	assert_int_equal(e.ev.sz, ev_old);
+	assert_int_equal(e.ev.type, PERF_RECORD_SAMPLE);
+	assert_int_equal(e.ev.tid, 42);
+	assert_int_equal(e.ev.time, 1000);
+	assert_int_equal(e.ev.cpu, 3);
+	for (size_t i = ev_old; i < sizeof(e.b); i++)
+		assert_int_equal(e.b[i], 0xa5);
+	/* a newer, larger one: what this library does not know is zeroed */
+	memset(e.b, 0xa5, sizeof(e.b));
+	e.ev.sz = sizeof(e.b);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &e.ev), 0);
+	assert_int_equal(e.ev.sz, sizeof(e.b));
+	assert_int_equal(e.ev.cookie, 0xabc);
+	for (size_t i = sizeof(struct ds_event); i < sizeof(e.b); i++)
+		assert_int_equal(e.b[i], 0);
+	/* too small to hold even hdr: refused, nothing written */
+	memset(e.b, 0xa5, sizeof(e.b));
+	e.ev.sz = sizeof(size_t);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &e.ev), -EINVAL);
+	for (size_t i = sizeof(size_t); i < sizeof(e.b); i++)
+		assert_int_equal(e.b[i], 0xa5);
+
+	/* read by the stitcher: a LOST record whose count lies past the old sz
+	 * (garbage there) is counted as a record with 0 events lost */
+	s.len = 0;
+	sb_lost(&s, 7, 50, 0);
+	memset(e.b, 0xa5, sizeof(e.b));
+	e.ev.sz = sizeof(e.ev);
+	assert_int_equal(ds_event_parse(s.b, s.len, TST_ST, true, &e.ev), 0);
+	assert_int_equal(e.ev.lost, 7);
+	e.ev.sz = offsetof(struct ds_event, lost);
+	assert_int_equal(ds_stitch_new(&st, NULL), 0);
+	assert_int_equal(ds_stitch_get_stats(st)->sz, sizeof(struct ds_stitch_stats));
+	assert_int_equal(ds_stitch_event(st, &e.ev), 0);
+	assert_int_equal(ds_stitch_get_stats(st)->lost_records, 1);
+	assert_int_equal(ds_stitch_get_stats(st)->lost_events, 0);
+	e.ev.sz = sizeof(e.ev);
+	assert_int_equal(ds_stitch_event(st, &e.ev), 0);
+	assert_int_equal(ds_stitch_get_stats(st)->lost_events, 7);
+	e.ev.sz = 4;
+	assert_int_equal(ds_stitch_event(st, &e.ev), -EINVAL);
+	ds_stitch_free(st);
+
+	/* a symbol lookup into an old ds_sym_info: name and the fields before
+	 * build_id, nothing past */
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	memset(y.b, 0xa5, sizeof(y.b));
+	y.si.sz = si_old;
+	assert_int_equal(ds_symbols_lookup(sym, 1, 0x1234, false, &y.si, buf, sizeof(buf)), 0);
+	assert_int_equal(y.si.sz, si_old);
+	assert_string_equal(y.si.name, "[unknown]");
+	assert_null(y.si.dso);
+	for (size_t i = si_old; i < sizeof(y.b); i++)
+		assert_int_equal(y.b[i], 0xa5);
+	y.si.sz = offsetof(struct ds_sym_info, name);	/* no room for name */
+	assert_int_equal(ds_symbols_lookup(sym, 1, 0x1234, false, &y.si, buf, sizeof(buf)),
+			 -EINVAL);
+	/* the library's own frames carry its sz */
+	assert_int_equal(ds_symbols_frame_info(sym, 0)->sz, sizeof(struct ds_sym_info));
+	/* ds_frames and ds_ring need every field they have today */
+	assert_int_equal(ds_symbolize_chain(sym, 1, chain, 2, &fr), -EINVAL);
+	ds_frames_free(&fr);	/* nothing to free, nothing written */
+	assert_int_equal(fr.sz, offsetof(struct ds_frames, store));
+	assert_int_equal(ds_ring_init(&r, buf, sizeof(buf), 16), -EINVAL);
+	ds_symbols_free(sym);
+
+	/* ds_writer_info from an older caller: its build-ids lie past its sz
+	 * (a pointer that would crash if read): none written; a bad sz: the
+	 * file still closed, the error returned */
+	{
+		char path[] = "/tmp/ds_sz_XXXXXX";
+		int fd = mkstemp(path);
+		struct ds_writer_info wi = { .sz = offsetof(struct ds_writer_info, build_ids),
+					     .hostname = "h", .build_ids = (const void *)8,
+					     .nr_build_ids = 5 };
+		struct ds_attr a = { .attr = { .size = sizeof(a.attr), .sample_type = TST_ST } };
+		struct ds_writer *w;
+		struct ds_reader *rd;
+		size_t nb = 1;
+
+		assert_true(fd >= 0);
+		assert_int_equal(ds_writer_open_fd(&w, fd, &a, 1, NULL), 0);
+		assert_int_equal(ds_writer_close(w, &wi), 0);
+		assert_int_equal(ds_reader_open(&rd, path, NULL), 0);
+		ds_reader_build_ids(rd, &nb);
+		assert_int_equal(nb, 0);
+		ds_reader_close(rd);
+		assert_int_equal(ds_writer_open(&w, path, &a, 1, NULL), 0);
+		wi.sz = 1;
+		assert_int_equal(ds_writer_close(w, &wi), -EINVAL);
+		assert_int_equal(ds_reader_open(&rd, path, NULL), 0);
+		ds_reader_close(rd);
+		unlink(path);
+	}
+	free(s.b);
+}
+
+/* The options structs of the long positional calls: an older, smaller
+ * struct gets 0 for the newer fields, a newer one with fields this library
+ * does not know set is refused, and the thin wrappers give the same. */
+static void t_add_opts(void **state)
+{
+	struct {
+		struct ds_fold_chain_opts o;
+		uint64_t newer;
+	} big;
+	uint64_t chain[] = { PERF_CONTEXT_USER, 0x1234, 0x5678 };
+	struct ds_fold *fa, *fb;
+	struct ds_symbols *sym;
+	char *pa = NULL, *pb = NULL;
+	size_t la = 0, lb = 0;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(ds_symbols_new(&sym, NULL), 0);
+	assert_int_equal(ds_fold_new(&fa), 0);
+	assert_int_equal(ds_fold_new(&fb), 0);
+	memset(&big, 0, sizeof(big));
+	big.o.sz = sizeof(big.o);
+	big.o.comm = "app";
+	big.o.pid = 1;
+	big.o.chain = chain;
+	big.o.nr = 3;
+	big.o.root = "[root]";
+	big.o.samples = 2;
+	big.o.weight = 30;
+	assert_int_equal(ds_fold_add_chain_opts(fa, sym, &big.o), 0);
+	assert_int_equal(ds_fold_add_chain(fb, sym, "app", 1, chain, 3, "[root]", 2, 30), 0);
+	big.o.sz = sizeof(big);	/* newer, its new field 0: fine */
+	assert_int_equal(ds_fold_add_chain_opts(fa, sym, &big.o), 0);
+	assert_int_equal(ds_fold_add_chain(fb, sym, "app", 1, chain, 3, "[root]", 2, 30), 0);
+	big.newer = 1;		/* ... set: refused */
+	assert_int_equal(ds_fold_add_chain_opts(fa, sym, &big.o), -E2BIG);
+	big.o.sz = 2;
+	assert_int_equal(ds_fold_add_chain_opts(fa, sym, &big.o), -EINVAL);
+	assert_int_equal(ds_fold_add_chain_opts(fa, sym, NULL), -EINVAL);
+	assert_int_equal(ds_fold_samples(fa), 4);
+	assert_int_equal(ds_fold_total(fa), 60);
+	f = open_memstream(&pa, &la);
+	assert_int_equal(ds_fold_write(fa, f), 0);
+	fclose(f);
+	f = open_memstream(&pb, &lb);
+	assert_int_equal(ds_fold_write(fb, f), 0);
+	fclose(f);
+	assert_string_equal(pa, pb);
+	assert_non_null(strstr(pa, "app;[root];"));
+	free(pa);
+	free(pb);
+	ds_fold_free(fa);
+	ds_fold_free(fb);
+	ds_symbols_free(sym);
+}
+
 /* The index table it is built on: deletion by backward shift keeps the
  * rest findable (colliding hashes, indices told apart by eq). */
 static bool idx_is(uint32_t idx, const void *arg)
@@ -1001,7 +1183,7 @@ static void t_stitch_many_tasks(void **state)
 {
 	struct ds_stitcher *st;
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int stitched = 0;
 
 	(void)state;
@@ -1043,7 +1225,7 @@ __attribute__((noinline)) int ds_test_marker_function(int x)
 static bool map_self(struct ds_symbols *sym, struct sbuf *sp, uint64_t ip, char *exe)
 {
 	struct sbuf s = *sp;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	char line[512];
 	bool found = false;
 	FILE *f;
@@ -1096,7 +1278,7 @@ static void t_symbols(void **state)
 	char buf[128];
 	FILE *f;
 	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
-	struct ds_frames fr = { 0 };
+	struct ds_frames fr = { .sz = sizeof(fr) };
 	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000150ULL, PERF_CONTEXT_USER,
 			     ip };
 	bool found = false;
@@ -1208,9 +1390,9 @@ static void t_rebuilt(void **state)
 	struct ds_symbols_opts so = { 0 };
 	struct rb_warns wn = { 0 };
 	struct ds_symbols *sym;
-	struct ds_sym_info si;
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint8_t idx[DS_BUILD_ID_MAX], idy[DS_BUILD_ID_MAX];
 	char hex[2 * DS_BUILD_ID_MAX + 1];
 	int nx, ny;
@@ -1401,14 +1583,14 @@ static void t_build_ids(void **state)
 	const struct ds_build_id *bids;
 	size_t nb;
 	struct ds_writer *w;
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct ds_reader *rd;
 	struct ds_attr a;
 	struct ds_symbols *sym;
 	struct ds_symbols_opts so;
 	struct sbuf s = { 0 };
 	struct warns wn = { 0 };
-	struct ds_sym_info si;
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	char exe[400] = "", buf[128], want[480];
 	uint8_t id[DS_BUILD_ID_MAX];
 	uint64_t ip = (uint64_t)(uintptr_t)&ds_test_marker_function + 4;
@@ -1533,7 +1715,7 @@ static void t_symbols_not_regular(void **state)
 {
 	const char *paths[] = { tpath("fifo"), "/dev/zero", "/tmp" };
 	struct ds_symbols *sym;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	struct sbuf s = { 0 };
 	char buf[128];
 
@@ -1568,7 +1750,7 @@ static void t_symbols_stripped(void **state)
 		uint8_t text[256];
 	} elf;
 	struct ds_symbols *sym;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	struct sbuf s = { 0 };
 	char buf[128];
 
@@ -1649,7 +1831,8 @@ static void t_fold(void **state)
 {
 	struct ds_fold *fo;
 	char *names1[] = { "main", "work", "leaf" }, *names2[] = { "main", "other" };
-	struct ds_frames a = { names1, 3, 3, NULL, 0, 0 }, b = { names2, 2, 2, NULL, 0, 0 };
+	struct ds_frames a = { sizeof(a), names1, 3, 3, NULL, 0, 0 };
+	struct ds_frames b = { sizeof(b), names2, 2, 2, NULL, 0, 0 };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
@@ -1734,6 +1917,8 @@ int main(void)
 		cmocka_unit_test(t_merge_many_cpus),
 		cmocka_unit_test(t_htab),
 		cmocka_unit_test(t_itab_del),
+		cmocka_unit_test(t_sz_old_caller),
+		cmocka_unit_test(t_add_opts),
 		cmocka_unit_test(t_opts),
 		cmocka_unit_test(t_stitch_many_tasks),
 		cmocka_unit_test(t_dwarf_user_ip),
