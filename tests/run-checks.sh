@@ -232,8 +232,11 @@ for std in c++11 c++17; do
 	check "a C++ ($std) program includes deferstack/deferstack.h and links the .so" \
 		test -x "$T/cxx_consumer" || cat "$T/cxxc.err"
 done
+LD_LIBRARY_PATH="$I/usr/lib" "$T/cxx_consumer" "$T/m.data" > "$T/cxxc.out" 2>&1
 check "... and runs with it: event=cpu-clock samples=6 stitched=4 folded=6" \
-	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/cxx_consumer' '$T/m.data' | grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6'"
+	grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6' "$T/cxxc.out"
+check "... through the options structs (ds_fold_chain_opts, ds_profile_sample) and sz'd structs: profiled=6 leaves=6" \
+	grep -qx 'profiled=6 leaves=6 stats_sz_ok=1' "$T/cxxc.out" || cat "$T/cxxc.out"
 
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value
