@@ -236,21 +236,30 @@ static const char *cstr(const uint8_t *b, size_t off, size_t end)
 static int parse(const void *rec, size_t rec_len, uint64_t st,
 		 const struct perf_event_attr *attr, bool sample_id_all, struct ds_event *ev);
 
-/* Into the caller's ev of ev->sz bytes: directly when it is ours, else
- * through a whole one (only the fields within its sz written). */
-static int parse_sz(const void *rec, size_t rec_len, uint64_t st,
-		    const struct perf_event_attr *attr, bool sample_id_all, struct ds_event *ev)
+/* Into a caller's ev of another size than ours: through a whole one,
+ * only the fields within its sz written.  Out of the hot path. */
+static __attribute__((noinline)) int parse_other_sz(const void *rec, size_t rec_len,
+						      uint64_t st,
+						      const struct perf_event_attr *attr,
+						      bool sample_id_all, struct ds_event *ev)
 {
 	struct ds_event full;
 	int err;
 
-	if (ev->sz == sizeof(full))
-		return parse(rec, rec_len, st, attr, sample_id_all, ev);
 	if (ev->sz < DS_SZ_MIN(struct ds_event, hdr))
 		return -EINVAL;
 	err = parse(rec, rec_len, st, attr, sample_id_all, &full);
 	ds_sz_out(ev, &full, sizeof(full));
 	return err;
+}
+
+static inline int parse_sz(const void *rec, size_t rec_len, uint64_t st,
+			   const struct perf_event_attr *attr, bool sample_id_all,
+			   struct ds_event *ev)
+{
+	if (__builtin_expect(ev->sz == sizeof(*ev), 1))
+		return parse(rec, rec_len, st, attr, sample_id_all, ev);
+	return parse_other_sz(rec, rec_len, st, attr, sample_id_all, ev);
 }
 
 int ds_event_parse(const void *rec, size_t rec_len, uint64_t st, bool sample_id_all,

@@ -331,15 +331,28 @@ static int add_user_ip(struct ds_stitcher *s, const struct ds_event *ev,
 	return 0;
 }
 
+/* An older caller's smaller event: its fields, the rest 0.  Out of the
+ * hot path. */
+static __attribute__((noinline)) int stitch_small(struct ds_stitcher *s,
+						  const struct ds_event *ev)
+{
+	struct ds_event tmp;
+
+	if (ev->sz < DS_SZ_MIN(struct ds_event, hdr))
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	memcpy(&tmp, ev, ev->sz);
+	tmp.sz = sizeof(tmp);
+	return ds_stitch_event(s, &tmp);
+}
+
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 {
 	struct ds_stitch_out o;
-	struct ds_event tmp;
 	int err = 0;
 
-	/* an older caller's smaller event: its fields, the rest 0 */
-	if (!(ev = ds_sz_in(ev, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_event, hdr))))
-		return -EINVAL;
+	if (__builtin_expect(ev->sz < sizeof(*ev), 0))
+		return stitch_small(s, ev);
 	memset(&o, 0, sizeof(o));
 	o.sz = sizeof(o);
 	o.ev = ev;
