@@ -489,6 +489,7 @@ int main(int argc, char **argv)
 		ids[1][c] = DUMMY_ID(c);
 	}
 	for (int i = 0; i < 2; i++) {
+		at[i].sz = sizeof(at[i]);
 		at[i].attr.size = sizeof(at[i].attr);
 		at[i].attr.type = PERF_TYPE_SOFTWARE;
 		at[i].attr.sample_type = ST;

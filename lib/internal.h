@@ -151,6 +151,31 @@ static inline void ds_sz_out(void *dst, const void *full, size_t ours)
 	memcpy(dst, &sz, sizeof(sz));
 }
 
+/* A caller's array of n sz'd structs: every element's sz that of the
+ * first (the stride), at least min: 0 or -EINVAL.  Element i. */
+static inline int ds_sz_array_ok(const void *v, size_t n, size_t min)
+{
+	size_t sz;
+
+	if (!n)
+		return 0;
+	if (!v)
+		return -EINVAL;
+	sz = *(const size_t *)v;
+	if (sz < min)
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++) {
+		if (*(const size_t *)(const void *)((const char *)v + i * sz) != sz)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static inline const void *ds_sz_elem(const void *v, size_t i)
+{
+	return (const char *)v + i * *(const size_t *)v;
+}
+
 /* Plural ending of a count: "%" PRIu64 " sample%s", n, ds_s(n) */
 static inline const char *ds_s(uint64_t n)
 {

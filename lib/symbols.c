@@ -168,27 +168,34 @@ static bool bid_is(const void *val, const void *path)
 }
 
 /* Keep a copy of the recorded user objects' build-ids (the first per path). */
-static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, size_t n)
+static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *arr, size_t n)
 {
+	int err = ds_sz_array_ok(arr, n, DS_SZ_MIN(struct ds_build_id, path));
+
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
+		struct ds_build_id tmp;
+		const struct ds_build_id *v = ds_sz_in(ds_sz_elem(arr, i), &tmp, sizeof(tmp), 0);
 		uint64_t h;
 		struct ds_build_id *b;
 
-		if (v[i].kernel && !s->kbid_len && v[i].size && v[i].size <= DS_BUILD_ID_MAX &&
-		    v[i].path && !strcmp(v[i].path, "[kernel.kallsyms]")) {
-			memcpy(s->kbid, v[i].id, v[i].size);
-			s->kbid_len = v[i].size;
+		if (v->kernel && !s->kbid_len && v->size && v->size <= DS_BUILD_ID_MAX &&
+		    v->path && !strcmp(v->path, "[kernel.kallsyms]")) {
+			memcpy(s->kbid, v->id, v->size);
+			s->kbid_len = v->size;
 		}
-		if (v[i].kernel || !v[i].path || !v[i].size || v[i].size > DS_BUILD_ID_MAX)
+		if (v->kernel || !v->path || !v->size || v->size > DS_BUILD_ID_MAX)
 			continue;
-		h = ds_hash_str(v[i].path);
-		if (ds_htab_get(&s->rec_ids, h, bid_is, v[i].path))
+		h = ds_hash_str(v->path);
+		if (ds_htab_get(&s->rec_ids, h, bid_is, v->path))
 			continue;
 		b = malloc(sizeof(*b));
 		if (!b)
 			return -ENOMEM;
-		*b = v[i];
-		b->path = strdup(v[i].path);
+		memcpy(b, v, sizeof(*b));
+		b->sz = sizeof(*b);
+		b->path = strdup(v->path);
 		if (!b->path || ds_htab_put(&s->rec_ids, h, b)) {
 			free(b->path);
 			free(b);

@@ -30,6 +30,7 @@ int open_output(struct rec *r, const char *path, bool task)
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_event *ev = i < r->o.nr_ev ? &r->o.ev[i] : NULL;
 
+		attrs[i].sz = sizeof(attrs[i]);
 		make_attr(&attrs[i].attr, &r->o, ev, r->defer, task, r->o.cmd != NULL);
 		attrs[i].ids = r->ids[i].v;
 		attrs[i].nr_ids = r->ids[i].n;

@@ -53,6 +53,8 @@ size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
 	*out = v;
 	if (!v)
 		return 0;
+	for (size_t i = 0; i < r->objs.used + 1; i++)
+		v[i].sz = sizeof(v[i]);
 	len = ds_build_id_of_kernel(v[0].id, DS_BUILD_ID_MAX);
 	if (len > 0) {
 		v[0].pid = -1;

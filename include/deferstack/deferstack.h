@@ -52,15 +52,17 @@ enum {
 
 /*
  * Structs the caller allocates and the library fills or reads (ds_event,
- * ds_ring, ds_sym_info, ds_frames, ds_writer_info, and the options
- * structs) begin with sz, the caller's sizeof(struct ...), which it sets
+ * ds_ring, ds_sym_info, ds_frames, ds_writer_info, ds_attr, ds_build_id,
+ * and the options structs) begin with sz, the caller's sizeof(struct ...), which it sets
  * before the call.  A caller built against an older, smaller struct keeps
  * working: the library neither reads nor writes a field beyond its sz (it
  * reads such fields as 0); fields of a newer, larger struct that the
  * library does not know are zeroed when it fills the struct, and must be 0
  * when it reads one (else -E2BIG).  sz smaller than the first fields the
- * call needs: -EINVAL.  Structs the library allocates and hands out
- * (ds_stitch_out, ds_stitch_stats, the frames of ds_symbols_frame_info())
+ * call needs: -EINVAL.  An array of them (ds_attr, ds_build_id) has every
+ * element's sz the same, its stride (another: -EINVAL).  Structs the
+ * library allocates and hands out (ds_stitch_out, ds_stitch_stats, the
+ * reader's ds_attr and ds_build_id, the frames of ds_symbols_frame_info())
  * carry the library's sz: a field at or past it is not there.
  */
 
@@ -180,6 +182,8 @@ DS_API void ds_ring_end(struct ds_ring *r);
  * (perf's BUILD_ID_SIZE: longer ids are cut to 20 bytes, as perf does). */
 #define DS_BUILD_ID_MAX 20
 struct ds_build_id {
+	size_t sz;		/* sizeof(struct ds_build_id): in an array, every
+				 * element's, the array's stride */
 	int32_t pid;		/* -1: the host (what perf writes) */
 	bool kernel;		/* the kernel or a module (misc KERNEL), else user */
 	uint8_t size;		/* bytes of id (20 for a GNU sha1 build-id) */
@@ -207,6 +211,8 @@ DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, u
 DS_API char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
 
 struct ds_attr {
+	size_t sz;			/* sizeof(struct ds_attr): in an array, every
+					 * element's, the array's stride */
 	struct perf_event_attr attr;	/* padded/truncated to our size */
 	uint64_t *ids;
 	size_t nr_ids;

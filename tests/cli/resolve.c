@@ -40,7 +40,7 @@ static int64_t offset_of(Elf *e, uint64_t va)
 int main(int argc, char **argv)
 {
 	struct ds_symbols_opts so = { .sz = sizeof(so) };
-	struct ds_build_id rec = { .pid = -1 };
+	struct ds_build_id rec = { .sz = sizeof(rec), .pid = -1 };
 	struct ds_symbols *sym;
 	struct sbuf s = { 0 };
 	struct ds_event ev = { .sz = sizeof(ev) };

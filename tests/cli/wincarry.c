@@ -28,6 +28,7 @@ static struct ds_writer *wopen(const char *dir, const char *name)
 
 	memset(&a, 0, sizeof(a));
 	a.attr.size = sizeof(a.attr);
+	a.sz = sizeof(a);
 	a.attr.sample_type = SAMPLE_TYPE;
 	a.attr.sample_id_all = 1;
 	a.ids = &id;

@@ -238,6 +238,7 @@ static void t_perfdata_unfinished(void **state)
 	(void)state;
 	memset(&a, 0, sizeof(a));
 	a.attr.size = sizeof(a.attr);
+	a.sz = sizeof(a);
 	a.attr.sample_type = TST_ST;
 	a.attr.sample_id_all = 1;
 	a.ids = &id;
@@ -303,6 +304,7 @@ static void t_pipe_mode(void **state)
 	memset(a, 0, sizeof(a));
 	for (int i = 0; i < 2; i++) {
 		a[i].attr.size = sizeof(a[i].attr);
+		a[i].sz = sizeof(a[i]);
 		a[i].attr.type = PERF_TYPE_SOFTWARE;
 		a[i].attr.sample_type = TST_ST;
 		a[i].attr.sample_id_all = 1;
@@ -314,6 +316,7 @@ static void t_pipe_mode(void **state)
 	a[1].ids = &id1;
 	a[1].nr_ids = 1;
 	memset(&b, 0, sizeof(b));
+	b.sz = sizeof(b);
 	b.pid = -1;
 	b.size = 20;
 	b.id[19] = 0x42;
@@ -379,6 +382,7 @@ static void t_tracing_data(void **state)
 	(void)state;
 	memset(&a, 0, sizeof(a));
 	a.attr.size = sizeof(a.attr);
+	a.sz = sizeof(a);
 	a.attr.type = PERF_TYPE_TRACEPOINT;
 	a.attr.config = 316;
 	a.attr.sample_type = TST_ST;
@@ -387,6 +391,7 @@ static void t_tracing_data(void **state)
 	a.nr_ids = 1;
 	a.name = "sched:sched_switch";
 	memset(&b, 0, sizeof(b));
+	b.sz = sizeof(b);
 	b.pid = -1;
 	b.size = 20;
 	b.path = "/bin/y";
@@ -433,6 +438,7 @@ static void t_reader_id_lookup(void **state)
 	memset(a, 0, sizeof(a));
 	for (int i = 0; i < NA; i++) {
 		a[i].attr.size = sizeof(a[i].attr);
+		a[i].sz = sizeof(a[i]);
 		a[i].attr.sample_type = TST_ST;
 		a[i].attr.sample_id_all = 1;
 		a[i].attr.config = (uint64_t)i;
@@ -493,6 +499,7 @@ static void t_reader_sample_id_pos(void **state)
 	memset(a, 0, sizeof(a));
 	for (int i = 0; i < 2; i++) {
 		a[i].attr.size = sizeof(a[i].attr);
+		a[i].sz = sizeof(a[i]);
 		a[i].attr.type = PERF_TYPE_SOFTWARE;
 		a[i].attr.sample_type = st;
 		a[i].attr.sample_id_all = 1;
@@ -1035,7 +1042,8 @@ static void t_sz_old_caller(void **state)
 		struct ds_writer_info wi = { .sz = offsetof(struct ds_writer_info, build_ids),
 					     .hostname = "h", .build_ids = (const void *)8,
 					     .nr_build_ids = 5 };
-		struct ds_attr a = { .attr = { .size = sizeof(a.attr), .sample_type = TST_ST } };
+		struct ds_attr a = { .sz = sizeof(a),
+				   .attr = { .size = sizeof(a.attr), .sample_type = TST_ST } };
 		struct ds_writer *w;
 		struct ds_reader *rd;
 		size_t nb = 1;
@@ -1052,6 +1060,67 @@ static void t_sz_old_caller(void **state)
 		assert_int_equal(ds_writer_close(w, &wi), -EINVAL);
 		assert_int_equal(ds_reader_open(&rd, path, NULL), 0);
 		ds_reader_close(rd);
+		unlink(path);
+	}
+
+	/* arrays (attrs, build-ids) of a newer caller's larger elements: the
+	 * stride is their sz; the reader's carry the library's sz; elements
+	 * of mixed sizes are refused */
+	{
+		char path[] = "/tmp/ds_sz_XXXXXX";
+		int fd = mkstemp(path);
+		struct {
+			struct ds_build_id b;
+			uint64_t newer;
+		} bb[2];
+		struct {
+			struct ds_attr a;
+			uint64_t newer;
+		} ba[2];
+		struct ds_writer_info wi = { .sz = sizeof(wi) };
+		const struct ds_build_id *bids;
+		struct ds_writer *w;
+		struct ds_reader *rd;
+		char nb[32];
+		size_t nbid;
+
+		assert_true(fd >= 0);
+		memset(bb, 0, sizeof(bb));
+		memset(ba, 0, sizeof(ba));
+		for (int i = 0; i < 2; i++) {
+			bb[i].b.sz = sizeof(bb[i]);
+			bb[i].b.pid = -1;
+			bb[i].b.size = 20;
+			bb[i].b.id[0] = (uint8_t)(i + 1);
+			bb[i].b.path = i ? "/b" : "/a";
+			bb[i].newer = 0xdead;
+			ba[i].a.sz = sizeof(ba[i]);
+			ba[i].a.attr.size = sizeof(ba[i].a.attr);
+			ba[i].a.attr.sample_type = TST_ST;
+			ba[i].a.name = i ? "two" : "one";
+			ba[i].newer = 0xdead;
+		}
+		wi.build_ids = &bb[0].b;
+		wi.nr_build_ids = 2;
+		assert_string_equal(ds_attr_name(&ba[1].a, nb, sizeof(nb)), "two");
+		assert_int_equal(ds_writer_open_fd(&w, fd, &ba[0].a, 2, NULL), 0);
+		assert_int_equal(ds_writer_close(w, &wi), 0);
+		assert_int_equal(ds_reader_open(&rd, path, NULL), 0);
+		assert_int_equal(ds_reader_nr_attrs(rd), 2);
+		assert_int_equal(ds_reader_attr(rd, 1)->sz, sizeof(struct ds_attr));
+		assert_string_equal(ds_attr_name(ds_reader_attr(rd, 1), nb, sizeof(nb)), "two");
+		bids = ds_reader_build_ids(rd, &nbid);
+		assert_int_equal(nbid, 2);
+		assert_int_equal(bids[1].sz, sizeof(struct ds_build_id));
+		assert_string_equal(bids[1].path, "/b");
+		assert_int_equal(bids[1].id[0], 2);
+		ds_reader_close(rd);
+		ba[1].a.sz = sizeof(struct ds_attr);	/* mixed sizes */
+		assert_int_equal(ds_writer_open(&w, path, &ba[0].a, 2, NULL), -EINVAL);
+		ba[1].a.sz = sizeof(ba[1]);
+		bb[1].b.sz = 4;
+		assert_int_equal(ds_writer_open(&w, path, &ba[0].a, 2, NULL), 0);
+		assert_int_equal(ds_writer_close(w, &wi), -EINVAL);
 		unlink(path);
 	}
 	free(s.b);
@@ -1386,7 +1455,7 @@ static void t_rebuilt(void **state)
 	char exe[400], libc[400], prog[300], pbuf[64], want[64];
 	uint64_t ea, eoff, la, loff, base = 0x10000000, fo, fo2;
 	uint64_t marker = (uint64_t)(uintptr_t)&ds_test_marker_function;
-	struct ds_build_id rec = { 0 };
+	struct ds_build_id rec = { .sz = sizeof(rec) };
 	struct ds_symbols_opts so = { 0 };
 	struct rb_warns wn = { 0 };
 	struct ds_symbols *sym;
@@ -1608,6 +1677,7 @@ static void t_build_ids(void **state)
 	assert_int_equal(ds_build_id_of_file(tpath("nope"), id, sizeof(id)), -ENOENT);
 	/* file round trip */
 	memset(b, 0, sizeof(b));
+	b[0].sz = b[1].sz = sizeof(b[0]);
 	b[0].pid = -1;
 	b[0].kernel = true;
 	b[0].size = 20;
@@ -1620,6 +1690,7 @@ static void t_build_ids(void **state)
 	b[1].path = "/usr/lib/a-rather-long-path/of/a/library/libsomething.so.1.2.3";
 	memset(&a, 0, sizeof(a));
 	a.attr.size = sizeof(a.attr);
+	a.sz = sizeof(a);
 	a.attr.sample_type = TST_ST;
 	info.build_ids = b;
 	info.nr_build_ids = 2;
