@@ -53,13 +53,17 @@ INSTALL_CLI ?= $(OUT)/deferstack
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
+# tools/ (the CLI) is compiled without -Ilib: it is built on the public
+# headers (include/deferstack/) only, as any user of the library is
+SRC_CPPFLAGS = $(if $(filter tools/%,$<),$(filter-out -Ilib,$(CPPFLAGS)),$(CPPFLAGS))
+
 $(OUT)/obj/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
+	$(CC) $(SRC_CPPFLAGS) $(WARN) $(CFLAGS) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
 
 $(OUT)/san/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
+	$(CC) $(SRC_CPPFLAGS) $(WARN) -O1 -g $(SAN) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
 
 $(OUT)/pic/%.o: %.c $(LIB_HDR)
 	@mkdir -p $(dir $@)

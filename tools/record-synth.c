@@ -31,7 +31,7 @@ int note_object(struct rec *r, const struct perf_event_header *h)
 	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
 	    ev.filename[0] != '/')
 		return 0;	/* anonymous, [vdso], [heap], ... */
-	key = ds_hash_str(ev.filename);
+	key = cli_hash_str(ev.filename);
 	if (tab_get(&r->objs, key, same_path, ev.filename))
 		return 0;
 	p = strdup(ev.filename);
@@ -344,7 +344,7 @@ int save_kallsyms(struct rec *r, const char *out)
 		nonzero |= a != 0;
 		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
 		    !strcmp(name, "_stext")) {
-			if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+			if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
 				err = -ENOMEM;
 				break;
 			}
@@ -416,7 +416,7 @@ next:
 	fclose(in);
 	free(v);
 	if (!err)
-		err = ds_stream_err(o);
+		err = cli_stream_err(o);
 	errno = 0;
 	if (fclose(o) != 0 && !err)
 		err = errno ? -errno : -EIO;

@@ -118,7 +118,7 @@ static int add_children(pid_t **v, size_t *n, size_t *cap)
 				break;
 			if ((*v)[i] != ppid)
 				continue;
-			if (ds_grow(v, cap, *n + 1, sizeof(**v)))
+			if (cli_grow(v, cap, *n + 1, sizeof(**v)))
 				err = -ENOMEM;
 			else
 				(*v)[(*n)++] = pid;
@@ -138,7 +138,7 @@ static int synth_tree(struct rec *r, pid_t root)
 
 	if (root <= 0)
 		return 0;
-	if (ds_grow(&v, &cap, 1, sizeof(*v)))
+	if (cli_grow(&v, &cap, 1, sizeof(*v)))
 		return -ENOMEM;
 	v[n++] = root;
 	/* a pass per generation (a child listed before its parent) */
@@ -240,7 +240,7 @@ static long list_windows(const struct rec *r, const char *dir, const char *base,
 	while ((e = readdir(d))) {
 		if (!is_window(e->d_name, base, blen))
 			continue;
-		if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+		if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
 			closedir(d);
 			free(v);
 			return -ENOMEM;

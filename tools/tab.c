@@ -8,7 +8,7 @@
 
 static size_t home(const struct tab *t, uint64_t key)
 {
-	return (size_t)ds_hash64(key) & (t->cap - 1);
+	return (size_t)cli_hash64(key) & (t->cap - 1);
 }
 
 void *tab_get(const struct tab *t, uint64_t key, tab_eq eq, const void *arg)
