@@ -16,14 +16,19 @@ FUZZ_TIME ?= 60
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-VERSION := 0.2.0
-SONAME  := libdeferstack.so.0
+VERSION := 0.3.0
+# the soname's number: bumped when the ABI of an existing function or struct
+# changes (1 since 0.3.0: sz first in ds_event, ds_ring, ds_sym_info, ...);
+# a new function only goes into a new version node of lib/libdeferstack.map
+SOVERSION := 1
+SONAME  := libdeferstack.so.$(SOVERSION)
 # the library exports only its API (DS_API); internals stay hidden
 LIBVIS  := -fvisibility=hidden
 
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
            lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
-           lib/profile.c lib/ptext.c lib/pprof.c lib/symtab.c lib/extsyms.c lib/cxxname.c
+           lib/profile.c lib/ptext.c lib/pprof.c lib/symtab.c lib/extsyms.c lib/cxxname.c \
+           lib/file.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
            lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-events.c \
@@ -31,35 +36,40 @@ CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-event
            tools/record-evparse.c \
            tools/record-tracing.c tools/record-drain.c \
            tools/record-synth.c tools/report.c tools/report-opts.c tools/script.c tools/convert.c \
-           tools/stitch-file.c tools/util.c tools/sidedata.c
-CLI_HDR := tools/cli.h tools/record.h
+           tools/stitch-file.c tools/util.c tools/sidedata.c tools/tab.c
+CLI_HDR := tools/cli.h tools/record.h tools/tab.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
 PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
-SO      := $(OUT)/libdeferstack.so.$(VERSION)
+# the file: the soname and the version's minor.patch (libdeferstack.so.1.3.0)
+SO      := $(OUT)/$(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 # the CLI that make install installs: linked with the static library by
-# default; the Debian package installs the one linked with libdeferstack.so.0
+# default; the Debian package installs the one linked with libdeferstack.so.1
 INSTALL_CLI ?= $(OUT)/deferstack
 
 .PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-all install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
+# tools/ (the CLI) is compiled without -Ilib: it is built on the public
+# headers (include/deferstack/) only, as any user of the library is
+SRC_CPPFLAGS = $(if $(filter tools/%,$<),$(filter-out -Ilib,$(CPPFLAGS)),$(CPPFLAGS))
+
 $(OUT)/obj/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
+	$(CC) $(SRC_CPPFLAGS) $(WARN) $(CFLAGS) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
 
 $(OUT)/san/%.o: %.c $(LIB_HDR) $(CLI_HDR)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(WARN) -O1 -g $(SAN) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
+	$(CC) $(SRC_CPPFLAGS) $(WARN) -O1 -g $(SAN) $(if $(filter lib/%,$<),$(LIBVIS)) -c $< -o $@
 
 $(OUT)/pic/%.o: %.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC $(LIBVIS) -c $< -o $@
 
-# libdeferstack.so.0: versioned symbols from an explicit export list
+# libdeferstack.so.1: versioned symbols from an explicit export list
 $(SO): $(PIC_OBJ) lib/libdeferstack.map
 	$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=lib/libdeferstack.map \
 		-Wl,--no-undefined -o $@ $(PIC_OBJ) $(LDLIBS)
@@ -75,10 +85,10 @@ $(OUT)/libdeferstack-san.a: $(SAN_OBJ)
 $(OUT)/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/libdeferstack.a
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# The CLI linked with libdeferstack.so.0 (what the deferstack .deb ships). It
-# also uses the library's hidden hash table, so that object is linked in.
+# The CLI linked with libdeferstack.so.1 (what the deferstack .deb ships): it
+# uses the exported API only (make check checks its objects' references).
 dyn: $(OUT)/dyn/deferstack
-$(OUT)/dyn/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(OUT)/obj/lib/hash.o $(SO)
+$(OUT)/dyn/deferstack: $(CLI_SRC:%.c=$(OUT)/obj/%.o) $(SO)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(OUT) -ldeferstack $(LDLIBS)
 
@@ -161,7 +171,7 @@ install: all $(INSTALL_CLI)
 	chmod 644 $(DESTDIR)$(LIBDIR)/pkgconfig/deferstack.pc
 	install -m 644 man/deferstack.1 $(DESTDIR)$(MANDIR)/man1/deferstack.1
 
-# Debian packages (libdeferstack0, libdeferstack-dev, deferstack) from
+# Debian packages (libdeferstack1, libdeferstack-dev, deferstack) from
 # debian/ with debhelper, checked with lintian, into $(OUT)/deb/
 deb:
 	pkg/build-deb.sh $(OUT)/deb

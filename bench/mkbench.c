@@ -489,6 +489,7 @@ int main(int argc, char **argv)
 		ids[1][c] = DUMMY_ID(c);
 	}
 	for (int i = 0; i < 2; i++) {
+		at[i].sz = sizeof(at[i]);
 		at[i].attr.size = sizeof(at[i].attr);
 		at[i].attr.type = PERF_TYPE_SOFTWARE;
 		at[i].attr.sample_type = ST;
@@ -678,7 +679,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (!err) {
-		struct ds_writer_info info = { .hostname = "bench", .osrelease = "6.1.0-bench",
+		struct ds_writer_info info = { .sz = sizeof(info), .hostname = "bench", .osrelease = "6.1.0-bench",
 					       .version = "mkbench", .arch = "x86_64",
 					       .nr_cpus_avail = NCPU, .nr_cpus_online = NCPU };
 

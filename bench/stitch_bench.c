@@ -120,7 +120,7 @@ static double now(void)
 static void drain(struct ds_merge *m, struct ds_stitcher *s)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 
 	while (ds_merge_pop(m, &rec) > 0) {
 		if (ds_event_parse(rec, rec->size, ST, true, &ev) == 0)

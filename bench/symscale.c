@@ -155,7 +155,7 @@ int main(int argc, char **argv)
 		size_t k = ks[x], named = 0, step = nfn / k;
 		struct ds_symbols *sym;
 		struct sbuf s = { 0 };
-		struct ds_event ev;
+		struct ds_event ev = { .sz = sizeof(ev) };
 		double t0, t;
 		char buf[256];
 
@@ -167,7 +167,7 @@ int main(int argc, char **argv)
 		t0 = now();
 		for (size_t i = 0; i < k; i++) {
 			const struct fn *f = &fn[i * step];
-			struct ds_sym_info si;
+			struct ds_sym_info si = { .sz = sizeof(si) };
 
 			ds_symbols_lookup(sym, 1, BASE + f->off + 1, false, &si, buf, sizeof(buf));
 			named += si.sym && si.sym_off == 1;

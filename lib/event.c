@@ -236,16 +236,42 @@ static const char *cstr(const uint8_t *b, size_t off, size_t end)
 static int parse(const void *rec, size_t rec_len, uint64_t st,
 		 const struct perf_event_attr *attr, bool sample_id_all, struct ds_event *ev);
 
+/* Into a caller's ev of another size than ours: through a whole one,
+ * only the fields within its sz written.  Out of the hot path. */
+static __attribute__((noinline)) int parse_other_sz(const void *rec, size_t rec_len,
+						      uint64_t st,
+						      const struct perf_event_attr *attr,
+						      bool sample_id_all, struct ds_event *ev)
+{
+	struct ds_event full;
+	int err;
+
+	if (ev->sz < DS_SZ_MIN(struct ds_event, hdr))
+		return -EINVAL;
+	err = parse(rec, rec_len, st, attr, sample_id_all, &full);
+	ds_sz_out(ev, &full, sizeof(full));
+	return err;
+}
+
+static inline int parse_sz(const void *rec, size_t rec_len, uint64_t st,
+			   const struct perf_event_attr *attr, bool sample_id_all,
+			   struct ds_event *ev)
+{
+	if (__builtin_expect(ev->sz == sizeof(*ev), 1))
+		return parse(rec, rec_len, st, attr, sample_id_all, ev);
+	return parse_other_sz(rec, rec_len, st, attr, sample_id_all, ev);
+}
+
 int ds_event_parse(const void *rec, size_t rec_len, uint64_t st, bool sample_id_all,
 		   struct ds_event *ev)
 {
-	return parse(rec, rec_len, st, NULL, sample_id_all, ev);
+	return parse_sz(rec, rec_len, st, NULL, sample_id_all, ev);
 }
 
 int ds_event_parse_attr(const void *rec, size_t rec_len, const struct perf_event_attr *attr,
 			bool sample_id_all, struct ds_event *ev)
 {
-	return parse(rec, rec_len, attr->sample_type, attr, sample_id_all, ev);
+	return parse_sz(rec, rec_len, attr->sample_type, attr, sample_id_all, ev);
 }
 
 static int parse(const void *rec, size_t rec_len, uint64_t st,
@@ -256,6 +282,7 @@ static int parse(const void *rec, size_t rec_len, uint64_t st,
 	size_t end;
 
 	memset(ev, 0, sizeof(*ev));
+	ev->sz = sizeof(*ev);
 	if (rec_len < sizeof(*h) || h->size < sizeof(*h) || h->size > rec_len)
 		return -EINVAL;
 	ev->hdr = h;
@@ -365,11 +392,15 @@ static int parse(const void *rec, size_t rec_len, uint64_t st,
 int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *chain, uint64_t nr,
 			    void *out, size_t out_cap)
 {
-	const uint8_t *b = (const uint8_t *)ev->hdr;
+	struct ds_event tmp;
+	const uint8_t *b;
 	size_t before, after_off, tail, size;
 	struct perf_event_header h;
 	uint8_t *o = out;
 
+	if (!(ev = ds_sz_in(ev, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_event, hdr))))
+		return -EINVAL;
+	b = (const uint8_t *)ev->hdr;
 	if (ev->type != PERF_RECORD_SAMPLE || !(ev->have & DS_EV_CALLCHAIN))
 		return -EINVAL;
 	before = ev->chain_off;

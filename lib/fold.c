@@ -469,8 +469,12 @@ int ds_fold_add_weighted(struct ds_fold *f, const char *comm, const struct ds_fr
 			 uint64_t samples, uint64_t count)
 {
 	struct fstack k = { 0 };
-	int err = ds_grow(&f->cur, &f->cur_cap, fr->nr + 1, sizeof(*f->cur));
+	int err;
 
+	/* every field is needed: an older, smaller struct has none we lack */
+	if (fr->sz < sizeof(*fr))
+		return -EINVAL;
+	err = ds_grow(&f->cur, &f->cur_cap, fr->nr + 1, sizeof(*f->cur));
 	if (!err)
 		err = comm_id(f, comm, &k.comm);
 	for (size_t i = 0; i < fr->nr && !err; i++)
@@ -699,9 +703,42 @@ static int part(struct ds_fold *f, bool kernel, uint32_t pid, const uint64_t *w,
 	return raw_seg(f, kernel, pid, 0, w, nr, seg);
 }
 
+static int add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
+		     uint32_t pid, const uint64_t *chain, uint64_t nr, const char *root,
+		     uint64_t samples, uint64_t count);
+
+int ds_fold_add_chain_opts(struct ds_fold *f, struct ds_symbols *s,
+			   const struct ds_fold_chain_opts *o)
+{
+	struct ds_fold_chain_opts c;
+	int err;
+
+	if (!o)
+		return -EINVAL;
+	if (o->sz != sizeof(c)) {	/* another size: ours, the rest 0 */
+		if ((err = ds_opts_copy(&c, sizeof(c), o, o->sz)))
+			return err;
+		o = &c;
+	}
+	return add_chain(f, s, o->comm, o->pid, o->chain, o->nr, o->root, o->samples,
+			 o->weight);
+}
+
 int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
 		      uint32_t pid, const uint64_t *chain, uint64_t nr, const char *root,
 		      uint64_t samples, uint64_t count)
+{
+	struct ds_fold_chain_opts o = {
+		.sz = sizeof(o), .comm = comm, .pid = pid, .chain = chain, .nr = nr,
+		.root = root, .samples = samples, .weight = count,
+	};
+
+	return ds_fold_add_chain_opts(f, s, &o);
+}
+
+static int add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
+		     uint32_t pid, const uint64_t *chain, uint64_t nr, const char *root,
+		     uint64_t samples, uint64_t count)
 {
 	struct fstack k = { 0 };
 	size_t u = 0;

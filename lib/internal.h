@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,7 +68,7 @@ static inline uint64_t ds_hash_str(const char *s)
 
 /* Open a file to read without blocking (a FIFO), regular files only: fd,
  * or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices; *is_chr set
- * for a character device).  lib/symbols.c. */
+ * for a character device).  lib/file.c. */
 int ds_open_regular(const char *path, bool *is_chr);
 
 /* *f: fd (a ds_open_regular() one) as a stream to read; 0, or -errno
@@ -115,6 +116,64 @@ static inline int ds_opts_copy(void *dst, size_t dst_size, const void *src, size
 	}
 	memcpy(dst, src, sz < dst_size ? sz : dst_size);
 	return 0;
+}
+
+/*
+ * Caller-allocated structs whose first field is sz (ds_event, ds_sym_info,
+ * ...; deferstack.h): DS_SZ_MIN is the least sz that holds field.
+ * ds_sz_in(): the caller's struct p to read, as ours (size ours): p itself
+ * when it is as large, else its sz bytes copied into tmp and the rest 0;
+ * NULL when sz < min.  ds_sz_out(): fill the caller's struct dst from ours
+ * (full): the bytes within its sz, a larger one's tail zeroed, its sz kept.
+ */
+#define DS_SZ_MIN(type, field) (offsetof(type, field) + sizeof(((type *)0)->field))
+
+static inline const void *ds_sz_in(const void *p, void *tmp, size_t ours, size_t min)
+{
+	size_t sz = *(const size_t *)p;
+
+	if (sz >= ours)
+		return p;
+	if (sz < min)
+		return NULL;
+	memset(tmp, 0, ours);
+	memcpy(tmp, p, sz);
+	return tmp;
+}
+
+static inline void ds_sz_out(void *dst, const void *full, size_t ours)
+{
+	size_t sz = *(const size_t *)dst;
+
+	memcpy(dst, full, sz < ours ? sz : ours);
+	if (sz > ours)
+		memset((char *)dst + ours, 0, sz - ours);
+	memcpy(dst, &sz, sizeof(sz));
+}
+
+/* A caller's array of n sz'd structs: every element's sz that of the
+ * first (the stride), at least min: 0 or -EINVAL.  Element i. */
+static inline int ds_sz_array_ok(const void *v, size_t n, size_t min)
+{
+	size_t sz;
+
+	if (!n)
+		return 0;
+	if (!v)
+		return -EINVAL;
+	sz = *(const size_t *)v;
+	if (sz < min)
+		return -EINVAL;
+	for (size_t i = 1; i < n; i++) {
+		if (*(const size_t *)(const void *)((const char *)v + i * sz) != sz)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static inline const void *ds_sz_elem(const void *v, size_t i)
+{
+	return (const char *)v + i * *(const size_t *)v;
 }
 
 /* Plural ending of a count: "%" PRIu64 " sample%s", n, ds_s(n) */

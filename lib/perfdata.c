@@ -229,6 +229,7 @@ static int add_build_id(struct ds_reader *r, const uint8_t *p, size_t len)
 		return -ENOMEM;
 	bi = &r->build_ids[r->nr_build_ids];
 	memset(bi, 0, sizeof(*bi));
+	bi->sz = sizeof(*bi);
 	bi->pid = (int32_t)ds_rd32(p + 8);
 	bi->kernel = (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
 		     (h.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_GUEST_KERNEL;
@@ -404,6 +405,7 @@ static int open_file_mode(struct ds_reader *r, struct file_header *fh)
 
 		if (read_at(r, fh->attrs.offset + i * fh->attr_size, raw, fh->attr_size))
 			return rerr(r, -EINVAL, "%s: truncated attr %zu", path, i);
+		da->sz = sizeof(*da);
 		memcpy(&da->attr, raw, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
 		memcpy(&ids, raw + asz, sizeof(ids));
 		if (ids.size % 8 || ids.size / 8 > MAX_IDS || !in_file(r, &ids))
@@ -648,6 +650,7 @@ static int pipe_attr(struct ds_reader *r, const uint8_t *b, size_t len)
 		return err;
 	da = &r->attrs[r->nr_attrs];
 	memset(da, 0, sizeof(*da));
+	da->sz = sizeof(*da);
 	memcpy(&da->attr, b + 8, asz < sizeof(da->attr) ? asz : sizeof(da->attr));
 	nids = (len - 8 - asz) / 8;
 	if (nids) {
@@ -1056,8 +1059,15 @@ const char *ds_attr_name(const struct ds_attr *a, char *buf, size_t len)
 		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
 		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
 	};
-	uint64_t c = a->attr.config;
+	struct ds_attr tmp;
+	uint64_t c;
 
+	/* an older caller's smaller struct: its fields, the rest 0 */
+	if (!(a = ds_sz_in(a, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_attr, attr)))) {
+		snprintf(buf, len, "unknown");
+		return buf;
+	}
+	c = a->attr.config;
 	if (a->name && *a->name)
 		return a->name;
 	if (a->attr.type == PERF_TYPE_HARDWARE && c < sizeof(hw) / sizeof(hw[0]))
@@ -1157,7 +1167,8 @@ int ds_writer_open(struct ds_writer **out, const char *path, const struct ds_att
 	int fd;
 
 	*out = NULL;
-	if (!nr_attrs || nr_attrs > MAX_ATTRS)
+	if (!nr_attrs || nr_attrs > MAX_ATTRS ||
+	    ds_sz_array_ok(attrs, nr_attrs, DS_SZ_MIN(struct ds_attr, attr)))
 		return -EINVAL;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
@@ -1226,6 +1237,9 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 	*out = NULL;
 	if (!err && (!nr_attrs || nr_attrs > MAX_ATTRS))
 		err = -EINVAL;
+	/* the caller's array: stride sz, each read as ours */
+	if (!err)
+		err = ds_sz_array_ok(attrs, nr_attrs, DS_SZ_MIN(struct ds_attr, attr));
 	w = err ? NULL : calloc(1, sizeof(*w));
 	if (!err && !w)
 		err = -ENOMEM;
@@ -1251,16 +1265,20 @@ int ds_writer_open_fd(struct ds_writer **out, int fd, const struct ds_attr *attr
 		w->tracing_len = o.tracing_data_len;
 	}
 	for (size_t i = 0; i < nr_attrs; i++) {
-		w->attrs[i].attr = attrs[i].attr;
+		struct ds_attr tmp;
+		const struct ds_attr *a = ds_sz_in(ds_sz_elem(attrs, i), &tmp, sizeof(tmp), 0);
+
+		w->attrs[i].sz = sizeof(w->attrs[i]);
+		w->attrs[i].attr = a->attr;
 		w->attrs[i].attr.size = sizeof(struct perf_event_attr);
-		w->attrs[i].nr_ids = attrs[i].nr_ids;
-		if (attrs[i].nr_ids) {
-			w->attrs[i].ids = malloc(attrs[i].nr_ids * 8);
+		w->attrs[i].nr_ids = a->nr_ids;
+		if (a->nr_ids) {
+			w->attrs[i].ids = malloc(a->nr_ids * 8);
 			if (!w->attrs[i].ids)
 				goto nomem;
-			memcpy(w->attrs[i].ids, attrs[i].ids, attrs[i].nr_ids * 8);
+			memcpy(w->attrs[i].ids, a->ids, a->nr_ids * 8);
 		}
-		if (attrs[i].name && !(w->attrs[i].name = strdup(attrs[i].name)))
+		if (a->name && !(w->attrs[i].name = strdup(a->name)))
 			goto nomem;
 	}
 	w->f = fdopen(fd, "wb");
@@ -1364,11 +1382,18 @@ static void wr_string(struct ds_writer *w, const char *s)
 static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b, uint32_t type)
 {
 	static const char zero[64];
+	struct ds_build_id tmp;
 	uint8_t hdr[BID_HDR];
 	struct perf_event_header h;
-	size_t n = strlen(b->path) + 1, len = (n + 63) & ~(size_t)63;
-	int32_t pid = b->pid;
+	size_t n, len;
+	int32_t pid;
 
+	b = ds_sz_in(b, &tmp, sizeof(tmp), 0);	/* the caller's: stride checked */
+	if (!b->path)
+		return;
+	n = strlen(b->path) + 1;
+	len = (n + 63) & ~(size_t)63;
+	pid = b->pid;
 	if (BID_HDR + len > 65535 || !b->size || b->size > DS_BUILD_ID_MAX)
 		return;
 	memset(hdr, 0, sizeof(hdr));
@@ -1387,15 +1412,21 @@ static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b, uint32
 
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 {
-	static const struct ds_writer_info none;
-	int err;
+	struct ds_writer_info in;
+	/* the caller's, in our size (an older one's newer fields 0): or
+	 * none at all when its sz is bad, an error returned after closing */
+	int err, bad = ds_opts_copy(&in, sizeof(in), info, info ? info->sz : 0);
 
-	if (!info)
-		info = &none;
+	if (!bad)
+		bad = ds_sz_array_ok(in.build_ids, in.nr_build_ids,
+				     DS_SZ_MIN(struct ds_build_id, path));
+	if (bad)
+		memset(&in, 0, sizeof(in));
+	info = &in;
 	if (w->f && w->pipe) {
 		/* pipe mode: the build-ids as HEADER_BUILD_ID records */
 		for (size_t k = 0; k < info->nr_build_ids; k++)
-			wr_build_id(w, &info->build_ids[k], REC_HEADER_BUILD_ID);
+			wr_build_id(w, ds_sz_elem(info->build_ids, k), REC_HEADER_BUILD_ID);
 	} else if (w->f) {
 		struct file_header fh;
 		struct file_section secs[10];
@@ -1430,7 +1461,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			case FEAT_TRACING_DATA: wr(w, w->tracing, w->tracing_len); break;
 			case FEAT_BUILD_ID:
 				for (size_t k = 0; k < info->nr_build_ids; k++)
-					wr_build_id(w, &info->build_ids[k], 0);
+					wr_build_id(w, ds_sz_elem(info->build_ids, k), 0);
 				break;
 			case FEAT_HOSTNAME: wr_string(w, info->hostname); break;
 			case FEAT_OSRELEASE: wr_string(w, info->osrelease); break;
@@ -1494,7 +1525,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		if (fclose(w->f) != 0 && !w->err)
 			w->err = errno ? -errno : -EIO;
 	}
-	err = w->err;
+	err = w->err ? w->err : bad;
 	for (size_t i = 0; w->attrs && i < w->nr_attrs; i++) {
 		free(w->attrs[i].ids);
 		free(w->attrs[i].name);

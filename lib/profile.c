@@ -215,7 +215,7 @@ int ds_profile_add_sample(struct ds_profile *p, struct ds_symbols *sym,
 	p->scratch[3] = s->cpu < 0 ? 0 : (uint32_t)s->cpu + 1;
 	for (uint64_t i = 0; i < nr && !err; i++) {
 		uint64_t ip = chain[i];
-		struct ds_sym_info si;
+		struct ds_sym_info si = { .sz = sizeof(si) };
 
 		if (ip >= PERF_CONTEXT_MAX) {
 			if (ip == DS_CONTEXT_USER_DEFERRED) {

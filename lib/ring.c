@@ -12,7 +12,13 @@ int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size)
 	struct perf_event_mmap_page *pg = base;
 	uint64_t off, size;
 
-	memset(r, 0, sizeof(*r));
+	size_t sz = r->sz;
+
+	/* every field is needed: an older, smaller struct has none we lack */
+	if (sz < sizeof(*r))
+		return -EINVAL;
+	memset(r, 0, sz);
+	r->sz = sz;
 	if (!base || !page_size || len <= page_size)
 		return -EINVAL;
 	off = pg->data_offset;
@@ -36,8 +42,13 @@ int ds_ring_init(struct ds_ring *r, void *base, size_t len, size_t page_size)
 
 void ds_ring_destroy(struct ds_ring *r)
 {
+	size_t sz = r->sz;
+
+	if (sz < sizeof(*r))
+		return;
 	free(r->scratch);
-	memset(r, 0, sizeof(*r));
+	memset(r, 0, sz);
+	r->sz = sz;
 }
 
 uint64_t ds_ring_begin(struct ds_ring *r)

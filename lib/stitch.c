@@ -62,6 +62,7 @@ int ds_stitch_new(struct ds_stitcher **out, const struct ds_stitch_opts *opts)
 	s->max_pending_per_task = o.max_pending_per_task ? o.max_pending_per_task : 65536;
 	s->cb = o.cb;
 	s->cb_arg = o.cb_arg;
+	s->st.sz = sizeof(s->st);
 	*out = s;
 	return 0;
 }
@@ -89,10 +90,8 @@ void ds_stitch_free(struct ds_stitcher *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->tasks.cap; i++) {
-		if (s->tasks.s[i].val)
-			task_free(s->tasks.s[i].val);
-	}
+	for (size_t i = 0; i < s->tasks.used; i++)
+		task_free(s->tasks.e[i].val);
 	ds_htab_free(&s->tasks);
 	free(s->chain_buf);
 	ds_rc_destroy(&s->rc);
@@ -152,6 +151,7 @@ static int emit_deferred(struct ds_stitcher *s, const struct ds_event *ev,
 		return err;
 	memcpy(s->chain_buf, ev->chain, kn * 8);
 	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
 	o.ev = ev;
 	o.cookie = ev->cookie;
 	o.chain = s->chain_buf;
@@ -331,12 +331,30 @@ static int add_user_ip(struct ds_stitcher *s, const struct ds_event *ev,
 	return 0;
 }
 
+/* An older caller's smaller event: its fields, the rest 0.  Out of the
+ * hot path. */
+static __attribute__((noinline)) int stitch_small(struct ds_stitcher *s,
+						  const struct ds_event *ev)
+{
+	struct ds_event tmp;
+
+	if (ev->sz < DS_SZ_MIN(struct ds_event, hdr))
+		return -EINVAL;
+	memset(&tmp, 0, sizeof(tmp));
+	memcpy(&tmp, ev, ev->sz);
+	tmp.sz = sizeof(tmp);
+	return ds_stitch_event(s, &tmp);
+}
+
 int ds_stitch_event(struct ds_stitcher *s, const struct ds_event *ev)
 {
 	struct ds_stitch_out o;
 	int err = 0;
 
+	if (__builtin_expect(ev->sz < sizeof(*ev), 0))
+		return stitch_small(s, ev);
 	memset(&o, 0, sizeof(o));
+	o.sz = sizeof(o);
 	o.ev = ev;
 	o.kind = DS_OUT_RECORD;
 	s->st.records++;
@@ -407,10 +425,10 @@ int ds_stitch_finish(struct ds_stitcher *s)
 	v = malloc((s->tasks.used + 1) * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	for (size_t i = 0; i < s->tasks.cap; i++) {
-		struct ds_task *t = s->tasks.s[i].val;
+	for (size_t i = 0; i < s->tasks.used; i++) {
+		struct ds_task *t = s->tasks.e[i].val;
 
-		if (t && t->npend)
+		if (t->npend)
 			v[n++] = t;
 	}
 	qsort(v, n, sizeof(*v), cmp_task_time);

@@ -168,27 +168,34 @@ static bool bid_is(const void *val, const void *path)
 }
 
 /* Keep a copy of the recorded user objects' build-ids (the first per path). */
-static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *v, size_t n)
+static int add_recorded_ids(struct ds_symbols *s, const struct ds_build_id *arr, size_t n)
 {
+	int err = ds_sz_array_ok(arr, n, DS_SZ_MIN(struct ds_build_id, path));
+
+	if (err)
+		return err;
 	for (size_t i = 0; i < n; i++) {
+		struct ds_build_id tmp;
+		const struct ds_build_id *v = ds_sz_in(ds_sz_elem(arr, i), &tmp, sizeof(tmp), 0);
 		uint64_t h;
 		struct ds_build_id *b;
 
-		if (v[i].kernel && !s->kbid_len && v[i].size && v[i].size <= DS_BUILD_ID_MAX &&
-		    v[i].path && !strcmp(v[i].path, "[kernel.kallsyms]")) {
-			memcpy(s->kbid, v[i].id, v[i].size);
-			s->kbid_len = v[i].size;
+		if (v->kernel && !s->kbid_len && v->size && v->size <= DS_BUILD_ID_MAX &&
+		    v->path && !strcmp(v->path, "[kernel.kallsyms]")) {
+			memcpy(s->kbid, v->id, v->size);
+			s->kbid_len = v->size;
 		}
-		if (v[i].kernel || !v[i].path || !v[i].size || v[i].size > DS_BUILD_ID_MAX)
+		if (v->kernel || !v->path || !v->size || v->size > DS_BUILD_ID_MAX)
 			continue;
-		h = ds_hash_str(v[i].path);
-		if (ds_htab_get(&s->rec_ids, h, bid_is, v[i].path))
+		h = ds_hash_str(v->path);
+		if (ds_htab_get(&s->rec_ids, h, bid_is, v->path))
 			continue;
 		b = malloc(sizeof(*b));
 		if (!b)
 			return -ENOMEM;
-		*b = v[i];
-		b->path = strdup(v[i].path);
+		memcpy(b, v, sizeof(*b));
+		b->sz = sizeof(*b);
+		b->path = strdup(v->path);
 		if (!b->path || ds_htab_put(&s->rec_ids, h, b)) {
 			free(b->path);
 			free(b);
@@ -283,26 +290,22 @@ void ds_symbols_free(struct ds_symbols *s)
 		dso_free(s->dsos[i]);
 	free(s->dsos);
 	ds_htab_free(&s->dso_by_path);
-	for (size_t i = 0; i < s->maps.cap; i++) {
-		struct mapset *m = s->maps.s[i].val;
+	for (size_t i = 0; i < s->maps.used; i++) {
+		struct mapset *m = s->maps.e[i].val;
 
-		if (m) {
-			free(m->maps);
-			free(m->segs);
-			free(m);
-		}
+		free(m->maps);
+		free(m->segs);
+		free(m);
 	}
 	ds_htab_free(&s->maps);
-	for (size_t i = 0; i < s->comms.cap; i++)
-		free(s->comms.s[i].val);
+	for (size_t i = 0; i < s->comms.used; i++)
+		free(s->comms.e[i].val);
 	ds_htab_free(&s->comms);
-	for (size_t i = 0; i < s->rec_ids.cap; i++) {
-		struct ds_build_id *b = s->rec_ids.s[i].val;
+	for (size_t i = 0; i < s->rec_ids.used; i++) {
+		struct ds_build_id *b = s->rec_ids.e[i].val;
 
-		if (b) {
-			free(b->path);
-			free(b);
-		}
+		free(b->path);
+		free(b);
 	}
 	ds_htab_free(&s->rec_ids);
 	free(s->vdso);
@@ -310,32 +313,6 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s->buildid_dir);
 	free(s->debuginfo_path);
 	free(s);
-}
-
-/* Open a file to read symbols from: never blocks (a FIFO), only regular
- * files.  fd, or -errno (-EISDIR, -EINVAL for FIFOs, sockets, devices). */
-int ds_open_regular(const char *path, bool *is_chr)
-{
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-
-	if (is_chr)
-		*is_chr = false;
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) != 0) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		if (is_chr)
-			*is_chr = S_ISCHR(st.st_mode);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
-	return fd;
 }
 
 static bool is_space(char c)
@@ -948,7 +925,12 @@ static int set_comm(struct ds_symbols *s, uint32_t tid, const char *name)
 
 int ds_symbols_event(struct ds_symbols *s, const struct ds_event *ev)
 {
+	struct ds_event tmp;
 	struct mapset *m;
+
+	/* an older caller's smaller event: its fields, the rest 0 */
+	if (!(ev = ds_sz_in(ev, &tmp, sizeof(tmp), DS_SZ_MIN(struct ds_event, hdr))))
+		return -EINVAL;
 
 	switch (ev->type) {
 	case PERF_RECORD_MMAP:
@@ -1335,6 +1317,7 @@ static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const c
 		return -ENOMEM;
 	f = &s->fchunks[c][s->nr_frames & (FRAME_CHUNK - 1)];
 	*f = *si;
+	f->sz = sizeof(*f);	/* ds_symbols_frame_info() hands it out */
 	if (si->name == buf && !(f->name = keep_str(s, buf)))
 		return -ENOMEM;
 	*id = (uint32_t)s->nr_frames++;
@@ -1404,13 +1387,11 @@ static uint32_t new_gen(struct ds_symbols *s)
 		 * start over */
 		s->kgen++;
 		s->gen_seq = 0;
-		for (size_t i = 0; i < s->maps.cap; i++) {
-			struct mapset *m = s->maps.s[i].val;
+		for (size_t i = 0; i < s->maps.used; i++) {
+			struct mapset *m = s->maps.e[i].val;
 
-			if (m) {
-				m->gen = ++s->gen_seq;
-				m->segs_gen = 0;
-			}
+			m->gen = ++s->gen_seq;
+			m->segs_gen = 0;
 		}
 	}
 	return ++s->gen_seq;
@@ -1481,8 +1462,9 @@ const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s, uint
 	return id < s->nr_frames ? frame_at(s, id) : NULL;
 }
 
-int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
-		      struct ds_sym_info *out, char *buf, size_t len)
+/* ds_symbols_lookup() into our whole struct */
+static void lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		   struct ds_sym_info *out, char *buf, size_t len)
 {
 	const struct map *mp = NULL;
 	uint32_t id;
@@ -1491,11 +1473,28 @@ int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kern
 	err = kernel ? kernel_frame(s, ip, &id) : user_frame(s, pid, ip, &id, &mp);
 	if (err) {
 		lookup_uncached(s, pid, ip, kernel, out, buf, len);
-		return 0;
+		return;
 	}
 	*out = *frame_at(s, id);
 	if (mp)
 		set_map(out, mp);
+}
+
+int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
+		      struct ds_sym_info *out, char *buf, size_t len)
+{
+	struct ds_sym_info full;
+
+	if (out->sz == sizeof(full)) {
+		lookup(s, pid, ip, kernel, out, buf, len);
+		out->sz = sizeof(full);
+		return 0;
+	}
+	/* another size: only the fields within the caller's sz written */
+	if (out->sz < DS_SZ_MIN(struct ds_sym_info, name))
+		return -EINVAL;
+	lookup(s, pid, ip, kernel, &full, buf, len);
+	ds_sz_out(out, &full, sizeof(full));
 	return 0;
 }
 
@@ -1539,21 +1538,28 @@ const char *ds_symbols_resolve(struct ds_symbols *s, uint32_t pid, uint64_t ip, 
 {
 	struct ds_sym_info si;
 
-	ds_symbols_lookup(s, pid, ip, kernel, &si, buf, len);
+	lookup(s, pid, ip, kernel, &si, buf, len);
 	return si.name;
 }
 
 void ds_frames_reset(struct ds_frames *f)
 {
+	if (f->sz < sizeof(*f))
+		return;
 	f->nr = 0;
 	f->store_len = 0;
 }
 
 void ds_frames_free(struct ds_frames *f)
 {
+	size_t sz = f->sz;
+
+	if (sz < sizeof(*f))
+		return;
 	free(f->names);
 	free(f->store);
-	memset(f, 0, sizeof(*f));
+	memset(f, 0, sz);
+	f->sz = sz;
 }
 
 int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain,
@@ -1564,6 +1570,9 @@ int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t *chain
 	char buf[128];
 	int err = 0;
 
+	/* every field is needed: an older, smaller struct has none we lack */
+	if (out->sz < sizeof(*out))
+		return -EINVAL;
 	ds_frames_reset(out);
 	/* out->names holds the names' offsets in out->store until the end (no
 	 * allocation per call once the arrays have grown) */

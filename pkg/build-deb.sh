@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the Debian packages of the user space (make deb): deferstack (the CLI
-# and its man page), libdeferstack0 (libdeferstack.so.0) and
+# and its man page), libdeferstack1 (libdeferstack.so.1) and
 # libdeferstack-dev (headers, static library, deferstack.pc), plus their
 # -dbgsym packages, from debian/ with debhelper, and check them with lintian.
 #

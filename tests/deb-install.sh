@@ -9,7 +9,7 @@
 #      apt-get install ./FILE.deb would) and the tests' tools (gcc, pkgconf,
 #      man-db; for the static link of the .a: g++ (libstdc++ for the .pc's
 #      -lstdc++), liblzma-dev and libbz2-dev (libdw's private libraries, which
-#      libdw-dev does not pull in)); then dpkg -i libdeferstack0, libdeferstack-dev and deferstack
+#      libdw-dev does not pull in)); then dpkg -i libdeferstack1, libdeferstack-dev and deferstack
 #      must succeed and leave all three installed;
 #   2. tests/cli/installed.sh runs against /usr/bin/deferstack: --version,
 #      man page, the bundled recording's folded output, check-report.sh, a
@@ -47,7 +47,7 @@ if [ -z "$debdir" ]; then
 fi
 version=$(sed -n 's/^VERSION := //p' "$DS_ROOT/Makefile")
 arch=$(dpkg --print-architecture)
-pkgs=(libdeferstack0 libdeferstack-dev deferstack)
+pkgs=(libdeferstack1 libdeferstack-dev deferstack)
 debs=()
 for p in "${pkgs[@]}"; do
 	f=$debdir/${p}_${version}_$arch.deb
@@ -89,7 +89,7 @@ else
 	finish
 fi
 check_file() { in_root "[ -e '$1' ]" && ok "installed: $1" || bad "installed: $1"; }
-for f in /usr/bin/deferstack /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/libdeferstack.so.0 \
+for f in /usr/bin/deferstack /usr/lib/"$(dpkg-architecture -qDEB_HOST_MULTIARCH)"/libdeferstack.so.1 \
 	/usr/include/deferstack/deferstack.h /usr/share/man/man1/deferstack.1.gz \
 	/lib/systemd/system/deferstack-profiler.service /etc/default/deferstack; do
 	check_file "$f"

@@ -173,20 +173,38 @@ check "pipe-mode garbage: exit 1, one clear line, no sanitizer report" \
 I="$T/inst"
 make -s --no-print-directory install OUT="$OUT" DESTDIR="$I" PREFIX=/usr > "$T/inst.log" 2>&1
 check "make install DESTDIR=... PREFIX=/usr" bash -c "[ -x '$I/usr/bin/deferstack' ] && [ -f '$I/usr/lib/libdeferstack.a' ] && [ -L '$I/usr/lib/libdeferstack.so' ] && [ -f '$I/usr/include/deferstack/deferstack.h' ] && [ -f '$I/usr/include/deferstack/perf_abi.h' ] && [ -f '$I/usr/lib/pkgconfig/deferstack.pc' ] && [ -f '$I/usr/share/man/man1/deferstack.1' ]" || cat "$T/inst.log"
-check "libdeferstack.so: soname libdeferstack.so.0" bash -c "readelf -d '$I/usr/lib/libdeferstack.so' | grep -q 'SONAME.*\[libdeferstack.so.0\]'"
+check "libdeferstack.so: soname libdeferstack.so.$(sed -n 's/^SOVERSION := //p' Makefile)" bash -c "readelf -d '$I/usr/lib/libdeferstack.so' | grep -q 'SONAME.*\[libdeferstack.so.$(sed -n 's/^SOVERSION := //p' Makefile)\]'"
 grep -o '^DS_API [^(]*(' include/deferstack/deferstack.h | sed 's/.*[^a-z0-9_]\(ds_[a-z0-9_]*\)($/\1/' | sort > "$T/api.hdr"
 sed -n 's/^[[:space:]]*\(ds_[a-z0-9_]*\);/\1/p' lib/libdeferstack.map | sort > "$T/api.map"
 nm -D --defined-only "$I/usr/lib/libdeferstack.so" | awk '$2 == "T" { print $3 }' > "$T/api.so.v"
 sed 's/@.*//' "$T/api.so.v" | sort > "$T/api.so"
 check "exports = DS_API declarations = lib/libdeferstack.map ($(wc -l < "$T/api.so") functions)" \
 	bash -c "[ -s '$T/api.so' ] && cmp -s '$T/api.hdr' '$T/api.map' && cmp -s '$T/api.map' '$T/api.so'" || diff "$T/api.hdr" "$T/api.so"
-sed -n 's/^ \(ds_[a-z0-9_]*\)@DEFERSTACK_0.2 .*/\1/p' debian/libdeferstack0.symbols | sort > "$T/api.deb"
-check "debian/libdeferstack0.symbols lists the same exports" cmp -s "$T/api.deb" "$T/api.so" || diff "$T/api.deb" "$T/api.so"
+sed -n 's/^ \(ds_[a-z0-9_]*\)@DEFERSTACK_0\.[0-9]* .*/\1/p' debian/libdeferstack1.symbols | sort > "$T/api.deb"
+check "debian/libdeferstack1.symbols lists the same exports" cmp -s "$T/api.deb" "$T/api.so" || diff "$T/api.deb" "$T/api.so"
 # the packaged CLI links the shared library: it may use exported API only
 check "CLI linked against libdeferstack.so (make dyn) runs" \
 	bash -c "make -s --no-print-directory dyn OUT='$OUT' > '$T/dyn.log' 2>&1 && LD_LIBRARY_PATH='$OUT' '$OUT/dyn/deferstack' --version > /dev/null" || cat "$T/dyn.log"
-check "exports are versioned DEFERSTACK_0.2, internals hidden" \
-	bash -c "! grep -qv '@@DEFERSTACK_0.2$' '$T/api.so.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
+# ... the CLI's objects reference no ds_* symbol but the exported ones,
+# and the dyn CLI defines none of its own (no private copy of a lib/ object)
+for o in "$OUT"/obj/tools/*.o; do nm -u "$o"; done | awk '$2 ~ /^ds_/ { print $2 }' | sort -u > "$T/cli.u"
+comm -23 "$T/cli.u" "$T/api.map" > "$T/cli.hidden"
+check "the CLI uses only exported ds_* symbols ($(wc -l < "$T/cli.u") of them)" \
+	bash -c "[ -s '$T/cli.u' ] && [ \$(ls '$OUT'/obj/tools/*.o | wc -l) -eq $(ls tools/*.c | wc -l) ] && [ ! -s '$T/cli.hidden' ]" || cat "$T/cli.hidden"
+check "make dyn: the CLI defines no ds_* symbol (links libdeferstack.so only)" \
+	bash -c "! nm --defined-only '$OUT/dyn/deferstack' | grep -q ' ds_'"
+# each export in the version node the map gives it (0.2, or 0.3 for what 0.3 added)
+awk '/^DEFERSTACK_/ { v = $1 } /^[[:space:]]*ds_[a-z0-9_]*;/ { s = $1; sub(/;/, "", s); print s "@@" v }' lib/libdeferstack.map | sort > "$T/api.map.v"
+check "exports are versioned as lib/libdeferstack.map says (DEFERSTACK_0.2, _0.3), internals hidden" \
+	bash -c "sort '$T/api.so.v' | cmp -s - '$T/api.map.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
+# no two modules of the library call each other, directly or round a
+# circle (buildid.c and symbols.c did): the graph of which object uses a
+# symbol another defines sorts topologically
+( cd "$OUT/obj/lib" && for o in *.o; do nm --defined-only "$o" | awk -v o="$o" '$2 ~ /[TDBR]/ { print $3, o }'; done | sort > "$T/lib.defs" &&
+  for o in *.o; do nm -u "$o" | awk -v o="$o" '{ print $2, o }'; done | sort > "$T/lib.uses" )
+join "$T/lib.uses" "$T/lib.defs" | awk '$2 != $3 { print $2, $3 }' | sort -u > "$T/lib.edges"
+check "lib/: no circular dependency between modules ($(wc -l < "$T/lib.edges") uses; buildid.o uses no symbols.o)" \
+	bash -c "[ -s '$T/lib.edges' ] && tsort '$T/lib.edges' > /dev/null 2>&1 && ! grep -q '^buildid.o symbols.o\$' '$T/lib.edges'"
 PC="env PKG_CONFIG_PATH=$I/usr/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=$I pkg-config"
 check "pkg-config deferstack: version, flags" \
 	bash -c "[ \"\$($PC --modversion deferstack)\" = \"\$(sed -n 's/^VERSION := //p' Makefile)\" ] && $PC --libs deferstack | grep -q -- '-L$I/usr/lib -ldeferstack'"
@@ -196,7 +214,7 @@ pc_static=$($PC --static --libs-only-l deferstack | sed 's/-ldeferstack//')
 cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c \
 	-o "$T/so_consumer" $pc_libs 2> "$T/soc.err"
 check "a program built with pkg-config's flags links the .so" \
-	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.0'" || cat "$T/soc.err"
+	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.1'" || cat "$T/soc.err"
 check "... and runs with it (public API only): 6 samples, 4 stitched, 6 profiled" \
 	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
 cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
@@ -214,8 +232,11 @@ for std in c++11 c++17; do
 	check "a C++ ($std) program includes deferstack/deferstack.h and links the .so" \
 		test -x "$T/cxx_consumer" || cat "$T/cxxc.err"
 done
+LD_LIBRARY_PATH="$I/usr/lib" "$T/cxx_consumer" "$T/m.data" > "$T/cxxc.out" 2>&1
 check "... and runs with it: event=cpu-clock samples=6 stitched=4 folded=6" \
-	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/cxx_consumer' '$T/m.data' | grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6'"
+	grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6' "$T/cxxc.out"
+check "... through the options structs (ds_fold_chain_opts, ds_profile_sample) and sz'd structs: profiled=6 leaves=6" \
+	grep -qx 'profiled=6 leaves=6 stats_sz_ok=1' "$T/cxxc.out" || cat "$T/cxxc.out"
 
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value

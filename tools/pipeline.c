@@ -41,7 +41,7 @@ static int wrap_cb(void *arg, const struct ds_stitch_out *o)
 static int drain(struct pipeline *p)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int err;
 
 	while (ds_merge_pop(p->mg, &rec) > 0) {
@@ -97,7 +97,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	const struct perf_event_header *rec;
 	struct wrap w = { p, cb, arg };
 	char vdso[PATH_MAX], maps[PATH_MAX];
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int ret;
 
 	memset(p, 0, sizeof(*p));
@@ -107,7 +107,7 @@ int pipeline_run(struct pipeline *p, const char *in, const char *kallsyms,
 	if (ds_reader_truncated(p->rd))
 		die_msg("warning: %s is truncated: %" PRIu64 " byte%s of the data section "
 			"missing; read up to there", path, ds_reader_truncated(p->rd),
-			ds_s(ds_reader_truncated(p->rd)));
+			cli_s(ds_reader_truncated(p->rd)));
 	if (ds_reader_unfinished(p->rd))
 		die_msg("warning: %s: the recording was not finished (was the recorder "
 			"killed?); reading its records up to the end of the file", path);
@@ -234,13 +234,13 @@ static void print_lost(FILE *out, const struct ds_stitch_stats *st, bool all)
 	if (!all && !st->lost_events && !st->lost_records && !st->lost_samples)
 		return;
 	fprintf(out, ", lost %" PRIu64 " event%s in %" PRIu64 " LOST record%s, %" PRIu64
-		" lost sample%s", st->lost_events, ds_s(st->lost_events), st->lost_records,
-		ds_s(st->lost_records), st->lost_samples, ds_s(st->lost_samples));
+		" lost sample%s", st->lost_events, cli_s(st->lost_events), st->lost_records,
+		cli_s(st->lost_records), st->lost_samples, cli_s(st->lost_samples));
 }
 
 void print_summary(FILE *out, const struct ds_stitch_stats *st)
 {
-	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, ds_s(st->samples));
+	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, cli_s(st->samples));
 	if (!st->deferred && !st->stitched && !st->kernel_only) {
 		/* classic callchains only: nothing was stitched, one line says so */
 		fprintf(out, ", classic callchains (no deferred ones to stitch)");
@@ -252,7 +252,7 @@ void print_summary(FILE *out, const struct ds_stitch_stats *st)
 		", %" PRIu64 " deferred record%s, %" PRIu64 " stitched (%" PRIu64
 		" record-first), %" PRIu64 " complete, %" PRIu64 " unmatched/kernel-only "
 		"(cookie-changed %" PRIu64 ", exit %" PRIu64 ", end %" PRIu64 ", overflow %"
-		PRIu64 ")", st->deferred, ds_s(st->deferred), st->stitched, st->record_first,
+		PRIu64 ")", st->deferred, cli_s(st->deferred), st->stitched, st->record_first,
 		st->complete, st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
 		st->unm_overflow);
 	print_lost(out, st, true);

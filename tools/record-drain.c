@@ -30,6 +30,7 @@ int open_output(struct rec *r, const char *path, bool task)
 	for (size_t i = 0; i < n; i++) {
 		const struct rec_event *ev = i < r->o.nr_ev ? &r->o.ev[i] : NULL;
 
+		attrs[i].sz = sizeof(attrs[i]);
 		make_attr(&attrs[i].attr, &r->o, ev, r->defer, task, r->o.cmd != NULL);
 		attrs[i].ids = r->ids[i].v;
 		attrs[i].nr_ids = r->ids[i].n;
@@ -71,7 +72,7 @@ out:
 
 int close_output(struct rec *r, int ncpu, int argc, char **argv)
 {
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct ds_build_id *bids = NULL;
 	struct utsname un;
 	int err;
@@ -235,7 +236,7 @@ void switch_drain(struct rec *r)
 			continue;
 		ds_ring_begin(&b->ring);
 		while (s->len < SPOOL_MAX && (ret = ds_ring_next(&b->ring, &h)) > 0) {
-			if (ds_grow(&s->buf, &s->cap, s->len + h->size + 8, 1)) {
+			if (cli_grow(&s->buf, &s->cap, s->len + h->size + 8, 1)) {
 				/* no memory: this record is lost, the rest waits */
 				r->nr_lost++;
 				break;

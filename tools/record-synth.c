@@ -23,7 +23,7 @@ static bool same_path(const void *val, const void *arg)
 /* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
 int note_object(struct rec *r, const struct perf_event_header *h)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	uint64_t key;
 	char *p;
 
@@ -31,11 +31,11 @@ int note_object(struct rec *r, const struct perf_event_header *h)
 	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
 	    ev.filename[0] != '/')
 		return 0;	/* anonymous, [vdso], [heap], ... */
-	key = ds_hash_str(ev.filename);
-	if (ds_htab_get(&r->objs, key, same_path, ev.filename))
+	key = cli_hash_str(ev.filename);
+	if (tab_get(&r->objs, key, same_path, ev.filename))
 		return 0;
 	p = strdup(ev.filename);
-	if (!p || ds_htab_put(&r->objs, key, p)) {
+	if (!p || tab_put(&r->objs, key, p)) {
 		free(p);
 		return -ENOMEM;
 	}
@@ -53,6 +53,8 @@ size_t collect_build_ids(struct rec *r, struct ds_build_id **out)
 	*out = v;
 	if (!v)
 		return 0;
+	for (size_t i = 0; i < r->objs.used + 1; i++)
+		v[i].sz = sizeof(v[i]);
 	len = ds_build_id_of_kernel(v[0].id, DS_BUILD_ID_MAX);
 	if (len > 0) {
 		v[0].pid = -1;
@@ -266,15 +268,15 @@ int synth_kernel(struct rec *r)
 int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 {
 	static char present;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	bool kernel = false;
 	int err = 0;
 
 	if (ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev))
 		return 0;
 	if ((ev.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL &&
-	    !ds_htab_get(&r->kips, ev.ip, NULL, NULL))
-		err = ds_htab_put(&r->kips, ev.ip, &present);
+	    !tab_get(&r->kips, ev.ip, NULL, NULL))
+		err = tab_put(&r->kips, ev.ip, &present);
 	for (uint64_t i = 0; i < ev.nr && !err; i++) {
 		uint64_t ip = ev.chain[i];
 
@@ -282,8 +284,8 @@ int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		if (kernel && !ds_htab_get(&r->kips, ip, NULL, NULL))
-			err = ds_htab_put(&r->kips, ip, &present);
+		if (kernel && !tab_get(&r->kips, ip, NULL, NULL))
+			err = tab_put(&r->kips, ip, &present);
 	}
 	return err;
 }
@@ -345,7 +347,7 @@ int save_kallsyms(struct rec *r, const char *out)
 		nonzero |= a != 0;
 		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
 		    !strcmp(name, "_stext")) {
-			if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+			if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
 				err = -ENOMEM;
 				break;
 			}
@@ -417,7 +419,7 @@ next:
 	fclose(in);
 	free(v);
 	if (!err)
-		err = ds_stream_err(o);
+		err = cli_stream_err(o);
 	errno = 0;
 	if (fclose(o) != 0 && !err)
 		err = errno ? -errno : -EIO;

@@ -133,7 +133,7 @@ static int add_children(struct rec *r, pid_t **v, size_t *n, size_t *cap)
 				break;
 			if ((*v)[i] != ppid)
 				continue;
-			if (ds_grow(v, cap, *n + 1, sizeof(**v)))
+			if (cli_grow(v, cap, *n + 1, sizeof(**v)))
 				err = -ENOMEM;
 			else
 				(*v)[(*n)++] = pid;
@@ -153,7 +153,7 @@ static int synth_tree(struct rec *r, pid_t root)
 
 	if (root <= 0)
 		return 0;
-	if (ds_grow(&v, &cap, 1, sizeof(*v)))
+	if (cli_grow(&v, &cap, 1, sizeof(*v)))
 		return -ENOMEM;
 	v[n++] = root;
 	/* a pass per generation (a child listed before its parent) */
@@ -258,7 +258,7 @@ static long list_windows(const struct rec *r, const char *dir, const char *base,
 	while ((e = readdir(d))) {
 		if (!is_window(e->d_name, base, blen))
 			continue;
-		if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
+		if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
 			closedir(d);
 			free(v);
 			return -ENOMEM;
@@ -343,11 +343,11 @@ static void say_window(const char *path, uint64_t samples, uint64_t deferred, ui
 		PRIu64 " lost, %.1f KiB\n", path, samples, deferred, lost, bytes / 1024.0);
 }
 
-static void free_objs(struct ds_htab *t)
+static void free_objs(struct tab *t)
 {
 	for (size_t i = 0; i < t->cap; i++)
 		free(t->s[i].val);
-	ds_htab_free(t);
+	tab_free(t);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -356,7 +356,7 @@ static int close_prev(struct rec *r)
 {
 	struct rec_prev *p = &r->prev;
 	struct ds_writer *cur = r->w;
-	struct ds_htab objs = r->objs;
+	struct tab objs = r->objs;
 	const char *path = r->path;
 	int err;
 
@@ -372,7 +372,7 @@ static int close_prev(struct rec *r)
 	r->objs = objs;
 	r->path = path;
 	p->w = NULL;
-	ds_htab_free(&p->pend);
+	tab_free(&p->pend);
 	memset(&p->pend, 0, sizeof(p->pend));
 	if (err)
 		return write_err(r, err);
@@ -384,7 +384,7 @@ static int close_prev(struct rec *r)
 
 int window_note(struct rec *r, const struct perf_event_header *h)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	void *c, *cur;
 	int err;
 
@@ -394,22 +394,22 @@ int window_note(struct rec *r, const struct perf_event_header *h)
 	if (h->type == PERF_RECORD_SAMPLE) {
 		/* the task's latest sample waits for the record of its cookie
 		 * (unless the record was read first) */
-		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
-		if (ds_htab_get(&r->done, ev.tid, NULL, NULL) == c)
+		tab_del(&r->pend, ev.tid, NULL, NULL);
+		if (tab_get(&r->done, ev.tid, NULL, NULL) == c)
 			return 0;
-		return ds_htab_put(&r->pend, ev.tid, c);
+		return tab_put(&r->pend, ev.tid, c);
 	}
-	cur = ds_htab_get(&r->pend, ev.tid, NULL, NULL);
+	cur = tab_get(&r->pend, ev.tid, NULL, NULL);
 	if (cur == c)
-		ds_htab_del(&r->pend, ev.tid, NULL, NULL);
-	if (!r->prev.w || ds_htab_get(&r->prev.pend, ev.tid, NULL, NULL) != c) {
+		tab_del(&r->pend, ev.tid, NULL, NULL);
+	if (!r->prev.w || tab_get(&r->prev.pend, ev.tid, NULL, NULL) != c) {
 		/* in this window: a later sample of its cookie needs no wait */
-		ds_htab_del(&r->done, ev.tid, NULL, NULL);
-		return ds_htab_put(&r->done, ev.tid, c);
+		tab_del(&r->done, ev.tid, NULL, NULL);
+		return tab_put(&r->done, ev.tid, c);
 	}
 	/* its sample is in the previous window: the record goes there (and
 	 * here too when a sample of this window shares the cookie) */
-	ds_htab_del(&r->prev.pend, ev.tid, NULL, NULL);
+	tab_del(&r->prev.pend, ev.tid, NULL, NULL);
 	err = write_err(r, ds_writer_write(r->prev.w, h));
 	if (err)
 		return err;
@@ -421,8 +421,8 @@ int window_note(struct rec *r, const struct perf_event_header *h)
 	r->prev.bytes += h->size;
 	if (cur != c)
 		return 1;
-	ds_htab_del(&r->done, ev.tid, NULL, NULL);
-	return ds_htab_put(&r->done, ev.tid, c);
+	tab_del(&r->done, ev.tid, NULL, NULL);
+	return tab_put(&r->done, ev.tid, c);
 }
 
 int window_tick(struct rec *r, double now)
@@ -475,8 +475,8 @@ static int window_close(struct rec *r, int err, bool last)
 		side_save(&r->side, r->win_path);
 	switch_drain(r);
 	test_delay(r);
-	ds_htab_free(&r->kips);
-	ds_htab_free(&r->done);
+	tab_free(&r->kips);
+	tab_free(&r->done);
 	memset(&r->kips, 0, sizeof(r->kips));
 	memset(&r->done, 0, sizeof(r->done));
 	if (!err && !last && r->pend.used) {
@@ -496,7 +496,7 @@ static int window_close(struct rec *r, int err, bool last)
 		memset(&r->pend, 0, sizeof(r->pend));
 		return 0;
 	}
-	ds_htab_free(&r->pend);
+	tab_free(&r->pend);
 	memset(&r->pend, 0, sizeof(r->pend));
 	e2 = close_output(r, r->ncpu, r->argc, r->argv);
 	free_objs(&r->objs);
@@ -538,7 +538,7 @@ static int open_or_full(struct rec *r)
 			close_output(r, r->ncpu, r->argc, r->argv);
 			unlink(r->win_path);
 			free_objs(&r->objs);
-			ds_htab_free(&r->kips);
+			tab_free(&r->kips);
 			memset(&r->kips, 0, sizeof(r->kips));
 			r->nr_windows--;
 			r->werr = 0;
@@ -736,5 +736,5 @@ void window_summary(const struct rec *r)
 	if (r->nr_pauses || r->nr_dropped)
 		fprintf(stderr, PROG ": disk full: %lu pause%s, %" PRIu64 " samples not recorded "
 			"while paused, %" PRIu64 " records dropped at a failed write\n", r->nr_pauses,
-			ds_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
+			cli_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
 }

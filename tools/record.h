@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
-#include "hash.h"
+#include "tab.h"
 
 enum { MODE_AUTO, MODE_DEFER, MODE_CLASSIC };
 /* --switch-output: none, on SIGUSR2/SIGHUP only, every TIME, every SIZE */
@@ -98,8 +98,8 @@ struct rec {
 	int exec_errno;		/* the command could not be run */
 	bool reaped;		/* status below is the command's */
 	int status;
-	struct ds_htab objs;	/* paths of the mapped files (char *), by hash */
-	struct ds_htab kips;	/* sampled kernel addresses (a set) */
+	struct tab objs;	/* paths of the mapped files (char *), by hash */
+	struct tab kips;	/* sampled kernel addresses (a set) */
 	/* --switch-output (tools/record-windows.c): the current window,
 	 * objs, kips and side hold its own objects and addresses */
 	int ncpu, argc;		/* for the header of each window */
@@ -115,8 +115,8 @@ struct rec {
 	/* defer mode: the tasks whose last sample of the window waits for
 	 * its deferred record (tid -> cookie); the previous window stays
 	 * open for the records of its waiting samples for a while */
-	struct ds_htab pend;
-	struct ds_htab done;	/* tid -> cookie of its last record */
+	struct tab pend;
+	struct tab done;	/* tid -> cookie of its last record */
 	/* a window switch: between its slow steps (build-ids, kallsyms,
 	 * side files, the next window's maps) the rings are read into this
 	 * spool (switch_drain()), written to the next window once it is
@@ -148,7 +148,7 @@ struct rec {
 	struct rec_prev {
 		struct ds_writer *w;	/* NULL: none open */
 		char path[PATH_MAX];
-		struct ds_htab objs, pend;
+		struct tab objs, pend;
 		double until;		/* closed then at the latest */
 		int64_t real0, real1;	/* its start and end (CLOCK_REALTIME ns) */
 		uint64_t samples, deferred, lost, bytes;

@@ -38,7 +38,7 @@ static bool dso_match(struct report *r, const struct ds_event *ev, const uint64_
 		      uint64_t nr)
 {
 	bool kernel = false, ctx = false;
-	struct ds_sym_info si;
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	char buf[256];
 
 	for (uint64_t i = 0; i < nr; i++) {
@@ -142,10 +142,14 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 	/* weighted by period, as perf report is: samples of a frequency-driven
 	 * event are not worth the same; the missing user part of a kernel-only
 	 * sample is marked at the root of its stack */
-	return ds_fold_add_chain(r->folds[ai], r->p->sym, pipeline_comm(r->p, o->ev), o->ev->pid,
-				 chain, nr,
-				 o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]" : NULL,
-				 1, have_period ? o->ev->period : 1);
+	struct ds_fold_chain_opts fo = {
+		.sz = sizeof(fo), .comm = pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
+		.chain = chain, .nr = nr,
+		.root = o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]" : NULL,
+		.samples = 1, .weight = have_period ? o->ev->period : 1,
+	};
+
+	return ds_fold_add_chain_opts(r->folds[ai], r->p->sym, &fo);
 }
 
 /* title: the SVG's; po: the pprof's window (may be NULL) */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "hash.h"
+#include "tab.h"
 
 /*
  * The output is built by hand in a big buffer and written in 1 MiB pieces
@@ -45,7 +45,7 @@ struct tail {
 struct arena {
 	uint64_t *a;
 	size_t len, cap, max;
-	struct ds_itab tab;	/* runs by hash: their offset in a */
+	struct tab tab;		/* runs by hash: their offset in a, + 1 */
 };
 
 struct script {
@@ -87,7 +87,7 @@ static int stdout_failed(void)
 	if (!ferror(stdout))
 		return 0;
 	/* the failed write's errno, if the flush cannot tell it again */
-	err = ds_stream_err(stdout);
+	err = cli_stream_err(stdout);
 	if ((!err || err == -EIO) && saved)
 		err = -saved;
 	if (!err)
@@ -243,7 +243,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	if (id >= s->cap_tails) {
 		size_t old = s->cap_tails;
 
-		if ((err = ds_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
+		if ((err = cli_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
 			return err;
 		memset(s->tails + old, 0, (s->cap_tails - old) * sizeof(*s->tails));
 	}
@@ -260,7 +260,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	need = nn + no + nd + 4;	/* " (", ")\n" */
 	if (need > UINT32_MAX || s->tstr_len > UINT32_MAX - need)
 		return -ENOMEM;
-	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
+	if ((err = cli_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
 		return err;
 	tl = &s->tails[id];
 	tl->off = (uint32_t)s->tstr_len;
@@ -385,17 +385,17 @@ struct run_key {
 	uint64_t h0, h1;	/* the two header words */
 };
 
-static bool run_is(uint32_t off, const void *arg)
+static bool run_is(const void *val, const void *arg)
 {
 	const struct run_key *k = arg;
-	const uint64_t *r = k->ar->a + off;
+	const uint64_t *r = k->ar->a + ((uintptr_t)val - 1);
 
 	return r[0] == k->h0 && r[1] == k->h1 && !memcmp(r + 2, k->w, k->n * 8);
 }
 
 static void arena_clear(struct arena *ar)
 {
-	ds_itab_free(&ar->tab);
+	tab_free(&ar->tab);
 	ar->len = 0;
 }
 
@@ -407,15 +407,15 @@ static void runs_clear(struct script *s)
 
 static uint64_t run_hash(const struct run_key *k)
 {
-	return ds_hash_bytes(k->w, k->n * 8) ^ k->h0 ^ k->h1 << 20;
+	return cli_hash_bytes(k->w, k->n * 8) ^ k->h0 ^ k->h1 << 20;
 }
 
 /* The tails kept for k in its arena, or NULL. */
 static const uint64_t *run_get(const struct run_key *k, uint64_t h)
 {
-	int64_t at = ds_itab_get(&k->ar->tab, h, run_is, k);
+	uintptr_t at = (uintptr_t)tab_get(&k->ar->tab, h, run_is, k);
 
-	return at < 0 ? NULL : k->ar->a + at + 2 + k->n;
+	return !at ? NULL : k->ar->a + (at - 1) + 2 + k->n;
 }
 
 /* Keep k's words and tails in ar (emptied when full; a run too long to
@@ -430,8 +430,8 @@ static int run_put(struct arena *ar, const struct run_key *k, uint64_t h, const 
 		return 0;
 	if (ar->len + need > ar->max)
 		arena_clear(ar);
-	if ((err = ds_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
-	    (err = ds_itab_put(&ar->tab, h, (uint32_t)ar->len)))
+	if ((err = cli_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
+	    (err = tab_put(&ar->tab, h, (void *)(uintptr_t)(ar->len + 1))))
 		return err;
 	r = ar->a + ar->len;
 	r[0] = k->h0;
@@ -465,7 +465,7 @@ static int run_resolve(struct script *s, uint32_t pid, bool kernel, const struct
 {
 	int err;
 
-	if ((err = ds_grow(&s->tl, &s->tl_cap, whole->n, sizeof(*s->tl))))
+	if ((err = cli_grow(&s->tl, &s->tl_cap, whole->n, sizeof(*s->tl))))
 		return err;
 	if (whole->n <= RUN_PIECE)
 		return resolve_tails(s, pid, kernel, whole->w, 0, whole->n);

@@ -26,7 +26,7 @@ static bool is_anon(const char *f)
 int side_note_mmap(struct side_data *sd, const struct perf_event_header *h,
 		   uint64_t sample_type)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 
 	if ((h->type != PERF_RECORD_MMAP && h->type != PERF_RECORD_MMAP2) ||
 	    (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||

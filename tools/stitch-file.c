@@ -101,7 +101,7 @@ static int conv_cb(void *arg, const struct ds_stitch_out *o)
 
 int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 {
-	struct ds_writer_info info = { 0 };
+	struct ds_writer_info info = { .sz = sizeof(info) };
 	struct pipeline p;
 	struct conv c;
 	int err;

@@ -51,10 +51,28 @@ enum {
 };
 
 /*
+ * Structs the caller allocates and the library fills or reads (ds_event,
+ * ds_ring, ds_sym_info, ds_frames, ds_writer_info, ds_attr, ds_build_id,
+ * and the options structs) begin with sz, the caller's sizeof(struct ...), which it sets
+ * before the call.  A caller built against an older, smaller struct keeps
+ * working: the library neither reads nor writes a field beyond its sz (it
+ * reads such fields as 0); fields of a newer, larger struct that the
+ * library does not know are zeroed when it fills the struct, and must be 0
+ * when it reads one (else -E2BIG).  sz smaller than the first fields the
+ * call needs: -EINVAL.  An array of them (ds_attr, ds_build_id) has every
+ * element's sz the same, its stride (another: -EINVAL).  Structs the
+ * library allocates and hands out (ds_stitch_out, ds_stitch_stats, the
+ * reader's ds_attr and ds_build_id, the frames of ds_symbols_frame_info())
+ * carry the library's sz: a field at or past it is not there.
+ */
+
+/*
  * One parsed record.  Pointers point into the record bytes given to
- * ds_event_parse(); they are valid as long as those bytes are.
+ * ds_event_parse(); they are valid as long as those bytes are.  Set sz
+ * before parsing into it: struct ds_event ev = { .sz = sizeof(ev) };
  */
 struct ds_event {
+	size_t sz;		/* sizeof(struct ds_event) */
 	const struct perf_event_header *hdr;
 	uint32_t type;
 	uint16_t misc;
@@ -132,6 +150,7 @@ DS_API int ds_sample_set_callchain(const struct ds_event *ev, const uint64_t *ch
  * data area are copied into an internal scratch buffer.
  */
 struct ds_ring {
+	size_t sz;		/* sizeof(struct ds_ring), set before ds_ring_init() */
 	volatile struct perf_event_mmap_page *page;
 	uint8_t *data;
 	uint64_t data_size;
@@ -163,6 +182,8 @@ DS_API void ds_ring_end(struct ds_ring *r);
  * (perf's BUILD_ID_SIZE: longer ids are cut to 20 bytes, as perf does). */
 #define DS_BUILD_ID_MAX 20
 struct ds_build_id {
+	size_t sz;		/* sizeof(struct ds_build_id): in an array, every
+				 * element's, the array's stride */
 	int32_t pid;		/* -1: the host (what perf writes) */
 	bool kernel;		/* the kernel or a module (misc KERNEL), else user */
 	uint8_t size;		/* bytes of id (20 for a GNU sha1 build-id) */
@@ -191,6 +212,8 @@ DS_API int ds_build_id_from_notes(const void *notes, size_t len, size_t align, u
 DS_API char *ds_build_id_hex(const uint8_t *id, size_t n, char *out, size_t len);
 
 struct ds_attr {
+	size_t sz;			/* sizeof(struct ds_attr): in an array, every
+					 * element's, the array's stride */
 	struct perf_event_attr attr;	/* padded/truncated to our size */
 	uint64_t *ids;
 	size_t nr_ids;
@@ -272,6 +295,7 @@ DS_API int ds_reader_parse(const struct ds_reader *r, const struct perf_event_he
 
 /* Optional header features written by ds_writer. */
 struct ds_writer_info {
+	size_t sz;		/* sizeof(struct ds_writer_info) */
 	const char *hostname, *osrelease, *version, *arch;
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	int argc;
@@ -328,8 +352,10 @@ DS_API int ds_writer_round(struct ds_writer *w);
  */
 DS_API int ds_writer_rewind(struct ds_writer *w, uint64_t *dropped);
 /* Write features + final header (pipe mode: build-id records), close, free.
- * Returns the first error seen; a file whose features could not be written
- * is left as at its last round (header "not finished", whole records). */
+ * Returns the first error seen (info with a bad sz: -EINVAL or -E2BIG, the
+ * file closed without its features); a file whose features could not be
+ * written is left as at its last round (header "not finished", whole
+ * records). */
 DS_API int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info);
 
 /* ------------------------------------------------------------------ */
@@ -400,6 +426,7 @@ enum ds_unmatched_reason {
 };
 
 struct ds_stitch_out {
+	size_t sz;		/* the library's sizeof(struct ds_stitch_out) */
 	enum ds_stitch_kind kind;
 	enum ds_unmatched_reason reason;	/* for KERNEL_ONLY */
 	bool record_first;	/* STITCHED: the record came before the sample */
@@ -416,6 +443,7 @@ struct ds_stitch_out {
 typedef int (*ds_stitch_cb)(void *arg, const struct ds_stitch_out *out);
 
 struct ds_stitch_stats {
+	size_t sz;		/* the library's sizeof(struct ds_stitch_stats) */
 	uint64_t records, samples, deferred, stitched, record_first, complete, nochain;
 	uint64_t kernel_only, unm_cookie, unm_exit, unm_end, unm_overflow;
 	uint64_t lost_events, lost_samples, lost_records, unknown, pending_peak;
@@ -516,6 +544,7 @@ DS_API void ds_symbols_prefetch(const struct ds_symbols *s, uint32_t pid, uint64
  * Pointers stay valid until ds_symbols_free() (name: until the next use of
  * the caller's buf when memory ran out). */
 struct ds_sym_info {
+	size_t sz;		/* sizeof(struct ds_sym_info), set before the lookup */
 	const char *name;	/* to display: the symbol, "[dso+0xoff]" when the
 				 * object has no symbol there (like perf) or is
 				 * not symbolized (build-id mismatch), "[vdso]",
@@ -537,13 +566,13 @@ struct ds_sym_info {
 };
 
 /*
- * Resolve ip of pid (kernel: through kallsyms).  User ips are resolved
+ * Resolve ip of pid (kernel: through kallsyms) into out (out->sz set).  User ips are resolved
  * through the file the MMAP record mapped there and its debug file, found
  * by libdwfl: /usr/lib/debug/.build-id/xx/yyyy.debug (dbg/dbgsym
  * packages), .gnu_debuglink (next to the file, .debug/, /usr/lib/debug),
  * MiniDebugInfo (.gnu_debugdata).  An object whose build-id differs from
- * the recorded one is not symbolized (unless force_symbols).  Always 0 (no
- * mapping: "[unknown]").
+ * the recorded one is not symbolized (unless force_symbols).  0 (no
+ * mapping: "[unknown]"), or -EINVAL when out->sz does not hold name.
  */
 DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 			     struct ds_sym_info *out, char *buf, size_t len);
@@ -576,8 +605,12 @@ DS_API uint64_t ds_symbols_kernel_start(const struct ds_symbols *s);
 
 /* Iterate a callchain in root->leaf order as symbol names (for callers
  * that build stacks): frames[] receives at most max names copied into
- * storage; returns the number of frames. */
+ * storage; returns the number of frames.  The caller zeroes it and sets sz
+ * (struct ds_frames fr = { .sz = sizeof(fr) }); -EINVAL from
+ * ds_symbolize_chain() and the ds_fold_add*() calls when sz is too small
+ * (ds_frames_reset() and ds_frames_free() then do nothing). */
 struct ds_frames {
+	size_t sz;		/* sizeof(struct ds_frames) */
 	char **names;
 	size_t nr, cap;
 	char *store;
@@ -607,9 +640,23 @@ DS_API int ds_fold_add_weighted(struct ds_fold *f, const char *comm,
 /* The same from a callchain as recorded (leaf first, context markers),
  * symbolized through s like ds_symbolize_chain(), faster: each frame's name
  * is looked at once (ds_symbols_frame()), stacks are kept as arrays of
- * name ids.  root: a frame put under the chain (e.g. "[user stack not
- * stitched]"), or NULL.  One fold takes frames of one ds_symbols only
- * (another: -EINVAL).  0, -ENOMEM. */
+ * name ids.  One fold takes frames of one ds_symbols only (another:
+ * -EINVAL).  0, -ENOMEM, -EINVAL/-E2BIG (a bad sz). */
+struct ds_fold_chain_opts {
+	size_t sz;		/* sizeof(struct ds_fold_chain_opts) */
+	const char *comm;	/* the stack's first frame */
+	uint32_t pid;
+	const uint64_t *chain;	/* as recorded or stitched, nr words */
+	uint64_t nr;
+	const char *root;	/* a frame put under the chain (e.g. "[user stack
+				 * not stitched]"), or NULL */
+	uint64_t samples;	/* samples added */
+	uint64_t weight;	/* their weight (periods), or samples */
+};
+DS_API int ds_fold_add_chain_opts(struct ds_fold *f, struct ds_symbols *s,
+				  const struct ds_fold_chain_opts *o);
+/* Deprecated (kept as a thin wrapper until 1.0): ds_fold_add_chain_opts()
+ * with its fields as 9 positional arguments. */
 DS_API int ds_fold_add_chain(struct ds_fold *f, struct ds_symbols *s, const char *comm,
 			     uint32_t pid, const uint64_t *chain, uint64_t nr,
 			     const char *root, uint64_t samples, uint64_t weight);
@@ -635,14 +682,15 @@ DS_API int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *tit
 struct ds_profile;
 DS_API int ds_profile_new(struct ds_profile **out);
 DS_API void ds_profile_free(struct ds_profile *p);
-/* Add one sample: chain as the stitcher gives it (leaf first, context
- * markers); root_marker, when not NULL, is added as the outermost frame
- * (e.g. "[user stack not stitched]"). */
+/* Deprecated (kept as a thin wrapper until 1.0): ds_profile_add_sample()
+ * with its fields as 9 positional arguments.  Add one sample: chain as the
+ * stitcher gives it (leaf first, context markers); root_marker, when not
+ * NULL, is added as the outermost frame (e.g. "[user stack not stitched]"). */
 DS_API int ds_profile_add(struct ds_profile *p, struct ds_symbols *sym, const char *comm,
 			  uint32_t pid, const char *event, const uint64_t *chain, uint64_t nr,
 			  uint64_t period, const char *root_marker);
-/* One sample for ds_profile_add_sample(): ds_profile_add()'s arguments
- * and the CPU it ran on (a pprof label). */
+/* One sample for ds_profile_add_sample() (ds_profile_add()'s options
+ * struct): its arguments and the CPU it ran on (a pprof label). */
 struct ds_profile_sample {
 	size_t sz;		/* sizeof(struct ds_profile_sample) */
 	const char *comm;

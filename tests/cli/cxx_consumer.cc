@@ -2,7 +2,10 @@
 // A C++ program built against the public header (deferstack/deferstack.h,
 // perf_abi.h) and linked with the library: read FILE, stitch in file order
 // (a lambda as the callback), fold the stacks, print the counts and the
-// first event's name.
+// first event's name.  The options structs of the long calls
+// (ds_fold_chain_opts, ds_profile_sample) and the sz of caller-allocated
+// structs (ds_event, ds_sym_info, ds_frames) as a C++ caller fills them
+// (no designated initializers before C++20).
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -20,6 +23,8 @@ int main(int argc, char **argv)
 	struct out {
 		ds_fold *fold = nullptr;
 		ds_symbols *sym = nullptr;
+		ds_profile *prof = nullptr;
+		unsigned long long leaf_named = 0;
 	} out;
 	std::vector<char> why(256);
 	ds_reader_opts ro = {};
@@ -40,10 +45,47 @@ int main(int argc, char **argv)
 			return ds_symbols_event(u->sym, o->ev);
 		if (!o->chain)
 			return 0;
-		return ds_fold_add_chain(u->fold, u->sym, "cxx", o->ev->pid, o->chain, o->nr,
-					 nullptr, 1, 1);
+		ds_fold_chain_opts fo = {};
+		fo.sz = sizeof(fo);
+		fo.comm = "cxx";
+		fo.pid = o->ev->pid;
+		fo.chain = o->chain;
+		fo.nr = o->nr;
+		fo.samples = 1;
+		fo.weight = 1;
+		int e = ds_fold_add_chain_opts(u->fold, u->sym, &fo);
+		if (e)
+			return e;
+		ds_profile_sample ps = {};
+		ps.sz = sizeof(ps);
+		ps.comm = "cxx";
+		ps.pid = o->ev->pid;
+		ps.cpu = -1;
+		ps.event = "cpu-clock";
+		ps.chain = o->chain;
+		ps.nr = o->nr;
+		ps.period = 1;
+		e = ds_profile_add_sample(u->prof, u->sym, &ps);
+		if (e)
+			return e;
+		// the leaf (the chain's first address after its context marker)
+		for (uint64_t i = 0; i < o->nr; i++) {
+			if (o->chain[i] >= (uint64_t)PERF_CONTEXT_MAX)
+				continue;
+			ds_sym_info si = {};
+			si.sz = sizeof(si);
+			char buf[128];
+			if (!ds_symbols_lookup(u->sym, o->ev->pid, o->chain[i],
+					       o->chain[i] >= 0xffff800000000000ULL, &si, buf,
+					       sizeof(buf)) && si.name && si.sz == sizeof(si))
+				u->leaf_named++;
+			break;
+		}
+		return 0;
 	};
 	int err = ds_fold_new(&out.fold);
+	if (!err)
+		err = ds_profile_new(&out.prof);
 	if (!err)
 		err = ds_symbols_new(&out.sym, nullptr);
 	if (!err)
@@ -51,7 +93,8 @@ int main(int argc, char **argv)
 	const perf_event_header *rec;
 	int ret = 0;
 	while (!err && (ret = ds_reader_next(r, &rec)) > 0) {
-		ds_event ev;
+		ds_event ev = {};
+		ev.sz = sizeof(ev);
 
 		if (rec->type == DS_RECORD_FINISHED_ROUND)
 			continue;
@@ -71,11 +114,15 @@ int main(int argc, char **argv)
 		std::printf("event=%s samples=%llu stitched=%llu folded=%llu\n", name.c_str(),
 			    (unsigned long long)st->samples, (unsigned long long)st->stitched,
 			    (unsigned long long)ds_fold_samples(out.fold));
+		std::printf("profiled=%llu leaves=%llu stats_sz_ok=%d\n",
+			    (unsigned long long)ds_profile_samples(out.prof), out.leaf_named,
+			    st->sz == sizeof(*st));
 	} else {
 		std::fprintf(stderr, "cxx_consumer: error %d\n", err);
 	}
 	ds_stitch_free(s);
 	ds_fold_free(out.fold);
+	ds_profile_free(out.prof);
 	ds_symbols_free(out.sym);
 	ds_reader_close(r);
 	return err ? 1 : 0;

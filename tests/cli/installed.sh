@@ -12,7 +12,7 @@
 #     output; the perf-report tables, filters and script lines of
 #     tests/cli/check-report.sh, with the installed CLI;
 #   - a consumer (tests/cli/so_consumer.c) compiled with pkg-config's flags
-#     against the installed libdeferstack.so.0, and statically against the .a;
+#     against the installed libdeferstack.so.1, and statically against the .a;
 #   - record -> report of a workload (when perf events are allowed).
 # Ends with "installed: N passed, N failed, N skipped"; exit 1 on a failure.
 set -uo pipefail
@@ -69,8 +69,8 @@ pc_static=$(pkg-config --static --libs-only-l libdw zlib libzstd)
 # shellcheck disable=SC2086
 cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c -o "$T/so_consumer" \
 	$pc_libs 2> "$T/cc.err"
-check "consumer built with pkg-config's flags links libdeferstack.so.0" \
-	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*\[libdeferstack.so.0\]'" || cat "$T/cc.err"
+check "consumer built with pkg-config's flags links libdeferstack.so.1" \
+	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*\[libdeferstack.so.1\]'" || cat "$T/cc.err"
 check "... and runs with the installed library: 6 samples, 4 stitched" \
 	bash -c "'$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
 # shellcheck disable=SC2086

@@ -54,6 +54,7 @@ static int write_multi(const char *path)
 	memset(a, 0, sizeof(a));
 	for (int i = 0; i < 2; i++) {
 		a[i].attr.size = sizeof(a[i].attr);
+		a[i].sz = sizeof(a[i]);
 		a[i].attr.type = PERF_TYPE_SOFTWARE;
 		a[i].attr.sample_type = MULTI_ST;
 		a[i].attr.sample_id_all = 1;

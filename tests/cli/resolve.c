@@ -40,10 +40,10 @@ static int64_t offset_of(Elf *e, uint64_t va)
 int main(int argc, char **argv)
 {
 	struct ds_symbols_opts so = { .sz = sizeof(so) };
-	struct ds_build_id rec = { .pid = -1 };
+	struct ds_build_id rec = { .sz = sizeof(rec), .pid = -1 };
 	struct ds_symbols *sym;
 	struct sbuf s = { 0 };
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	struct stat st;
 	const char *as = NULL;
 	Elf *e;
@@ -90,7 +90,7 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		char *end, buf[256];
 		uint64_t va = strtoull(argv[i], &end, 16);
-		struct ds_sym_info si;
+		struct ds_sym_info si = { .sz = sizeof(si) };
 		int64_t off;
 
 		if (*end) {	/* a symbol name: its value in FILE's symtab */

@@ -21,15 +21,20 @@ static int on_out(void *arg, const struct ds_stitch_out *o)
 		return ds_symbols_event(pr->sym, o->ev);
 	if (!o->chain)
 		return 0;
-	return ds_profile_add(pr->p, pr->sym, ds_symbols_comm(pr->sym, o->ev->tid), o->ev->pid,
-			      "cpu-clock", o->chain, o->nr, o->ev->period, NULL);
+	struct ds_profile_sample ps = {
+		.sz = sizeof(ps), .comm = ds_symbols_comm(pr->sym, o->ev->tid), .pid = o->ev->pid,
+		.cpu = -1, .event = "cpu-clock", .chain = o->chain, .nr = o->nr,
+		.period = o->ev->period,
+	};
+
+	return ds_profile_add_sample(pr->p, pr->sym, &ps);
 }
 
 /* Stitch what the merge releases, in time order. */
 static int drain(const struct ds_reader *r, struct ds_merge *m, struct ds_stitcher *s)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int err = 0;
 
 	while (!err && ds_merge_pop(m, &rec) > 0) {
@@ -50,7 +55,7 @@ int main(int argc, char **argv)
 	struct ds_stitcher *s = NULL;
 	struct ds_merge *m = NULL;
 	struct ds_reader *r = NULL;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	char why[256] = "";
 	int err, ret = 0;
 

@@ -30,6 +30,7 @@ static struct ds_writer *wopen(const char *dir, const char *name)
 
 	memset(&a, 0, sizeof(a));
 	a.attr.size = sizeof(a.attr);
+	a.sz = sizeof(a);
 	a.attr.sample_type = SAMPLE_TYPE;
 	a.attr.sample_id_all = 1;
 	a.ids = &id;
@@ -109,7 +110,7 @@ int main(int argc, char **argv)
 	strcpy(r.prev.path, "A");
 	r.prev.samples = r.nr_samples;
 	memset(&r.pend, 0, sizeof(r.pend));
-	ds_htab_free(&r.done);
+	tab_free(&r.done);
 	memset(&r.done, 0, sizeof(r.done));
 	r.w = wopen(argv[1], "B");
 	d = r.nr_deferred;
@@ -125,9 +126,9 @@ int main(int argc, char **argv)
 	/* nothing waits: A is closed at the next pass */
 	EXPECT(window_tick(&r, 0) == 0 && r.prev.w == NULL);
 	EXPECT(close_output(&r, 1, argc, argv) == 0);
-	ds_htab_free(&r.pend);
-	ds_htab_free(&r.done);
-	ds_htab_free(&r.kips);
+	tab_free(&r.pend);
+	tab_free(&r.done);
+	tab_free(&r.kips);
 	free(r.side.pids);
 	return failed;
 }

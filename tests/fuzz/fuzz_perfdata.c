@@ -51,7 +51,7 @@ static int cb(void *arg, const struct ds_stitch_out *o)
 static void run_events(struct ds_merge *m, struct ds_stitcher *s, uint64_t st, bool sid_all)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 
 	while (ds_merge_pop(m, &rec) > 0) {
 		if (!ds_event_parse(rec, rec->size, st, sid_all, &ev))
@@ -68,7 +68,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	struct ds_stitcher *s;
 	struct ctx c;
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 
 	snprintf(path, sizeof(path), "/tmp/ds-fuzz-%d.data", (int)getpid());
 	f = fopen(path, "wb");
@@ -79,6 +79,7 @@ static void fuzz_file(const uint8_t *d, size_t n)
 	if (ds_reader_open(&rd, path, NULL))
 		return;
 	memset(&c, 0, sizeof(c));
+	c.fr.sz = sizeof(c.fr);
 	ds_symbols_new(&c.sym, NULL);
 	ds_fold_new(&c.fold);
 	ds_fold_new(&c.cfold);
@@ -144,7 +145,7 @@ static void fuzz_stream(const uint8_t *d, size_t n)
 	struct ds_merge *m;
 	struct ds_stitcher *s;
 	struct ctx *c;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	size_t off = 0;
 
 	if (n < 8)
@@ -193,7 +194,7 @@ static void fuzz_ring(const uint8_t *d, size_t n)
 	const size_t ps = 4096, dsz = 4096;
 	uint8_t *area;
 	struct perf_event_mmap_page *pg;
-	struct ds_ring r;
+	struct ds_ring r = { .sz = sizeof(r) };
 	const struct perf_event_header *h;
 	uint64_t tail, head;
 
@@ -217,7 +218,7 @@ static void fuzz_ring(const uint8_t *d, size_t n)
 
 		ds_ring_begin(&r);
 		while (ds_ring_next(&r, &h) > 0 && k++ < 10000) {
-			struct ds_event ev;
+			struct ds_event ev = { .sz = sizeof(ev) };
 
 			ds_event_parse(h, h->size, PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 				       PERF_SAMPLE_CALLCHAIN, true, &ev);

@@ -1079,6 +1079,7 @@ static void do_mmap(struct ev *e)
 			if (maps[i].base && maps[i].drain && maps[i].tag == *map_tag(p))
 				return;
 	}
+	m->ring.sz = sizeof(m->ring);
 	if (ds_ring_init(&m->ring, p, m->len, (size_t)page_size))
 		return;
 	m->tag = TAG_MAGIC | map_tag_next++;

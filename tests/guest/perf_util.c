@@ -87,6 +87,7 @@ int ds_mmap_open(struct ds_mmap *m, int fd, unsigned int data_pages)
 		m->base = NULL;
 		return -errno;
 	}
+	m->ring.sz = sizeof(m->ring);
 	ret = ds_ring_init(&m->ring, m->base, m->map_size, page);
 	if (ret) {
 		munmap(m->base, m->map_size);
@@ -107,7 +108,7 @@ void ds_mmap_close(struct ds_mmap *m)
 long ds_mmap_drain(struct ds_mmap *m, ds_event_fn fn, void *arg)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	long n = 0;
 	int ret;
 

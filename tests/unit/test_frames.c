@@ -46,7 +46,7 @@ static void write_text(const char *path, const char *text)
 /* Feed one record built in s to the symbols, s emptied. */
 static void feed(struct ds_symbols *sym, struct sbuf *s)
 {
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 
 	assert_int_equal(ds_event_parse(s->b, s->len, TST_ST, true, &ev), 0);
 	assert_int_equal(ds_symbols_event(sym, &ev), 0);
@@ -109,7 +109,7 @@ static void t_frames(void **state)
 {
 	struct ds_symbols *sym;
 	struct sbuf s = { 0 };
-	struct ds_sym_info si;
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	uint32_t a, b, c, k1, k2;
 	const struct ds_sym_info *old;
 	char buf[64];
@@ -305,7 +305,7 @@ struct obj {
 
 static void check_ip(struct obj *o, unsigned long long ip)
 {
-	struct ds_sym_info si;
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	char want[512], buf[64];
 	uint64_t want_off = 0;
 	int has = direct_name(o->mod, o->bias, o->elf, ip - o->a + o->pgoff, want, sizeof(want),
@@ -377,7 +377,7 @@ static void t_intervals(void **state)
 		struct sbuf s = { 0 };
 		char path[400], buf[64];
 		unsigned long long a, e, pgoff;
-		struct ds_sym_info si;
+		struct ds_sym_info si = { .sz = sizeof(si) };
 
 		assert_true(find_map("test_frames", &a, &e, &pgoff, path));
 		assert_int_equal(ds_symbols_new(&sym, NULL), 0);
@@ -459,7 +459,7 @@ static void t_fold_chain(void **state)
 {
 	struct ds_symbols *sym, *other;
 	struct ds_fold *fa, *fb;
-	struct ds_frames fr = { 0 };
+	struct ds_frames fr = { .sz = sizeof(fr) };
 	struct sbuf s = { 0 };
 	char **names = NULL;
 	unsigned seed = 7;
@@ -550,7 +550,7 @@ static void t_fold_chain(void **state)
 	/* the same names through the other path: counted in the same line */
 	{
 		char *one[] = { "[lib1.so+0x0]" };
-		struct ds_frames v = { .names = one, .nr = 1 };
+		struct ds_frames v = { .sz = sizeof(v), .names = one, .nr = 1 };
 		uint64_t chain[] = { PERF_CONTEXT_USER, UADDR(0) };
 		size_t lines = 0;
 

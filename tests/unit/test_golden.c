@@ -101,7 +101,7 @@ static int run(const struct sbuf *s, struct out *o, struct ds_stitch_stats *st,
 	struct ds_stitcher *sti;
 	struct ds_stitch_opts so = { .sz = sizeof(so), .cb = render };
 	const struct perf_event_header *rec;
-	struct ds_event ev;
+	struct ds_event ev = { .sz = sizeof(ev) };
 	int err = 0;
 	size_t off = 0;
 

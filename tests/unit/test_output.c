@@ -21,7 +21,7 @@
 static void add(struct ds_fold *fo, const char *comm, const char *stack, uint64_t n)
 {
 	char *copy = strdup(stack), *names[64], *save = NULL;
-	struct ds_frames fr = { names, 0, 64, NULL, 0, 0 };
+	struct ds_frames fr = { sizeof(fr), names, 0, 64, NULL, 0, 0 };
 
 	for (char *p = strtok_r(copy, ";", &save); p; p = strtok_r(NULL, ";", &save))
 		names[fr.nr++] = p;
@@ -141,8 +141,8 @@ static void t_names(void **state)
 {
 	struct ds_symbols *sym;
 	struct sbuf s = { 0 };
-	struct ds_event ev;
-	struct ds_sym_info si;
+	struct ds_event ev = { .sz = sizeof(ev) };
+	struct ds_sym_info si = { .sz = sizeof(si) };
 	char buf[128];
 
 	(void)state;
