@@ -66,6 +66,8 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -fPIC -shared -o libsfplug.so sf_plug.c &&
 	gcc $flags -DPLUG_ALT -fPIC -shared -o libsfplug_alt.so sf_plug.c &&
 	readelf -lW libsfplug_alt.so | grep -q GNU_SFRAME &&
+	gcc $fpflags -DPLUG_FP -fPIC -shared -o libsfplug_fp.so sf_plug.c &&
+	! readelf -lW libsfplug_fp.so | grep -q GNU_SFRAME &&
 	gcc $flags -foptimize-sibling-calls -fPIC -shared -o libsflink.so sf_link.c &&
 	objdump -d --no-show-raw-insn libsflink.so | grep -A8 '<link_top>:' | grep -q 'jmp.*<link_tail' &&
 	gcc $flags -rdynamic -Wl,--dynamic-linker=/opt/sframe/lib/ld-linux-x86-64.so.2 \
@@ -93,6 +95,7 @@ install -m 644 "$b/libsfhop.so" "$b/libsfbig.so" "$out/lib/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
 install -m 644 "$b/libsfplug_alt.so" "$out/lib/libsfplug_alt.so"
+install -m 644 "$b/libsfplug_fp.so" "$out/lib/libsfplug_fp.so"
 install -m 644 "$b/libsflink.so" "$out/lib/libsflink.so"
 for lib in /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6; do
 	cp -L "$root$lib" "$out/lib/$(basename "$lib")"

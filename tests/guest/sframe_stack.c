@@ -29,7 +29,9 @@
  *   rewrite: the plugin file written over while nothing maps it (in
  *            place, as a new file, in place with its text mapping split),
  *            loaded again at the same address: each round's records hold
- *            that round's chain, not one walked with an old table;
+ *            that round's chain, not one walked with an old table; then a
+ *            build with frame pointers and no table in place, and the table
+ *            build again: not walked as a mapping without a table;
  *   libc:    stacks through the C library (no tables, no frame pointers):
  *            a qsort() comparator and the read() wrapper, printed only;
  *   corrupt: the static workload with its table damaged in six known
@@ -65,7 +67,7 @@
 
 #define DIR		"/opt/sframe"
 #define MAX_FUNCS	64
-#define MAX_ROUNDS	4
+#define MAX_ROUNDS	6
 
 struct range {
 	char name[32];
@@ -793,9 +795,12 @@ static int check_rewrite(int *failed)
 	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
 					     "main", NULL };
 	char *argv[] = { DIR "/sf_dyn", "800", "rewrite", "/tmp/libsfrw.so",
-			 DIR "/lib/libsfplug.so", DIR "/lib/libsfplug_alt.so", NULL };
+			 DIR "/lib/libsfplug.so", DIR "/lib/libsfplug_alt.so",
+			 DIR "/lib/libsfplug_fp.so", NULL };
 	static const char *const what[MAX_ROUNDS] = { "A", "B in place", "A as a new file",
-						      "B in place, text split" };
+						      "B in place, text split",
+						      "frame pointers, no table, in place",
+						      "B in place after it" };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long hits[MAX_ROUNDS] = { 0 }, full[MAX_ROUNDS] = { 0 }, marks[MAX_ROUNDS] = { 0 };
 	const char *const leaf[] = { "plug_leaf", NULL };
@@ -851,9 +856,11 @@ static int check_rewrite(int *failed)
 		printf("# mainline: not checked\n");
 	} else {
 		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
-			 "rewrite workload ran its four rounds (status 0x%x)", run.status);
+			 "rewrite workload ran its six rounds (status 0x%x)", run.status);
 		DS_CHECK(failed, rounds[1].n && rounds[0].r[0].start == rounds[1].r[0].start &&
-				 rounds[3].n && rounds[0].r[0].start == rounds[3].r[0].start,
+				 rounds[3].n && rounds[0].r[0].start == rounds[3].r[0].start &&
+				 rounds[4].n && rounds[0].r[0].start == rounds[4].r[0].start &&
+				 rounds[5].n && rounds[0].r[0].start == rounds[5].r[0].start,
 			 "the rewritten plugin was loaded where the first one was");
 		DS_CHECK(failed, missing == 0 || run.def.lost,
 			 "every deferred sample has its record (%ld missing, %ld lost-records reports)",

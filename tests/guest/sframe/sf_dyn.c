@@ -41,7 +41,10 @@
  * plugin's ELF header is dropped from the page tables (MADV_DONTNEED)
  * before it runs. A and B are builds of sf_plug.c
  * with the same names and other frame sizes: an unwind table kept from an
- * earlier round would walk the code of this one wrongly. Between rounds it
+ * earlier round would walk the code of this one wrongly. With C (a build
+ * with frame pointers and no table), round 5 writes C in place and round 6
+ * B again: a mapping remembered as one without a table from round 5 would
+ * have round 6's frames walked by frame pointers. Between rounds it
  * calls dy_mark for MSEC/4, so that records can be told apart by round;
  * "# rewrite round N: base ADDR inode INO" says where each round's plugin
  * was.
@@ -55,7 +58,7 @@
  *   sf_dyn MSEC link
  *   sf_dyn MSEC unmap PLUGIN
  *   sf_dyn MSEC libc
- *   sf_dyn MSEC rewrite PATH A B
+ *   sf_dyn MSEC rewrite PATH A B [C]
  *   sf_dyn MSEC plt
  *   sf_dyn MSEC plt-signal
  */
@@ -427,12 +430,13 @@ static int write_over(const char *src, const char *dst, int recreate)
 	return close(out) || !ok ? -1 : 0;
 }
 
-static int run_rewrite(long msec, const char *path, const char *a, const char *b)
+static int run_rewrite(long msec, const char *path, const char *a, const char *b,
+		       const char *c)
 {
-	const char *src[4] = { a, b, a, b };
+	const char *src[6] = { a, b, a, b, c, b };
 	long page = sysconf(_SC_PAGESIZE);
 
-	for (int round = 1; round <= 4; round++) {
+	for (int round = 1; round <= (c ? 6 : 4); round++) {
 		struct timespec t0;
 		struct stat sb;
 		Dl_info info;
@@ -492,7 +496,7 @@ int main(int argc, char **argv)
 	if (argc > 3 && !strcmp(argv[2], "unmap"))
 		return run_unmap(msec, argv[3]);
 	if (argc > 5 && !strcmp(argv[2], "rewrite"))
-		return run_rewrite(msec, argv[3], argv[4], argv[5]);
+		return run_rewrite(msec, argv[3], argv[4], argv[5], argc > 6 ? argv[6] : NULL);
 	if (argc > 2 && !strcmp(argv[2], "link")) {
 		struct timespec t0;
 

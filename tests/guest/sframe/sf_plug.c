@@ -3,7 +3,9 @@
  * The plugin of sf_dyn, loaded with dlopen(): built without frame pointers
  * and with SFrame tables. plug_top <- plug_mid <- plug_leaf make getppid().
  * Built twice: the second build (PLUG_ALT, libsfplug_alt.so) has the same
- * functions with other frame sizes, for the rewrite run of sframe_stack.
+ * functions with other frame sizes, for the rewrite run of sframe_stack;
+ * the third (PLUG_FP, libsfplug_fp.so) keeps frame pointers and has no
+ * table, and leaves %rbp alone.
  */
 #define noinline __attribute__((noinline))
 
@@ -27,7 +29,12 @@ noinline long plug_leaf(unsigned long x)
 noinline long plug_mid(unsigned long x)
 {
 	volatile unsigned long pad[MID_PAD];
+#ifdef PLUG_FP
+	unsigned long junk = 0;
+#else
+	/* Not a frame pointer: a frame-pointer walk through here goes astray. */
 	register unsigned long junk __asm__("rbp") = x ^ 0x5bd1e995UL;
+#endif
 	long r;
 
 	pad[x % MID_PAD] = x;
