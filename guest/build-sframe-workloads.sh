@@ -78,6 +78,8 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 	readelf -lW sf_dyn | grep -q GNU_SFRAME &&
 	gcc $flags -static -pthread -o sf_multi sf_multi.c &&
 	gcc $flags $hopflags -o libsfhop.so sf_hop.c &&
+	gcc $fpflags $hopflags -o libsfhop_fp.so sf_hop.c &&
+	! readelf -lW libsfhop_fp.so | grep -q GNU_SFRAME &&
 	awk 'BEGIN { for (i = 0; i < 180000; i++)
 		printf \".Lpad%d:\\n.cfi_startproc\\npush %%rbx\\n.cfi_adjust_cfa_offset 8\\npop %%rbx\\n.cfi_adjust_cfa_offset -8\\nret\\n.cfi_endproc\\n\", i }' > pad.s &&
 	gcc $flags $hopflags -o libsfbig.so sf_hop.c pad.s &&
@@ -91,7 +93,7 @@ sframe_size=$(readelf -SW "$b/libsfbig.so" | awk '{ sub(/^.*\] */, ""); if ($1 =
 [ $((0x${sframe_size:-0})) -gt $((4 << 20)) ] ||
 	ds_die "libsfbig.so: .sframe is ${sframe_size:-missing} bytes (hex), not over 4 MiB"
 install -m 755 "$b/sf_multi" "$out/"
-install -m 644 "$b/libsfhop.so" "$b/libsfbig.so" "$out/lib/"
+install -m 644 "$b/libsfhop.so" "$b/libsfhop_fp.so" "$b/libsfbig.so" "$out/lib/"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug.so"
 install -m 644 "$b/libsfplug.so" "$out/lib/libsfplug2.so"
 install -m 644 "$b/libsfplug_alt.so" "$out/lib/libsfplug_alt.so"

@@ -26,6 +26,10 @@
  *            waits (D state), and walks read no file;
  *   memory:  slab and vmalloc of a process with 20 copies, with deferred
  *            callchains and with classic ones (printed);
+ *   remap:   a frame-pointer build of the object (no table), then the table
+ *            build mapped where it was: every record whole, the second
+ *            half's too (a mapping remembered from the first half as one
+ *            without a table would be stepped by frame pointers there);
  *   faults:  on the debug kernel, 1 in 5 allocations made from the unwinder
  *            fail (fault injection): ring, wake, uffd and big again, every
  *            sample still gets its record.
@@ -899,6 +903,61 @@ static int case_faults(int *failed)
 	return n < 0 ? -1 : 0;
 }
 
+/*
+ * remap: a frame-pointer build of the object, then the table build where it
+ * was. The two builds return into hop() at other offsets: the records of
+ * each half are told apart by the return address into the copy.
+ */
+static int check_remap(int *failed)
+{
+	char *argv[] = { SF_DIR "/sf_multi", "swap", SF_DIR "/lib/libsfhop_fp.so", HOP, "20",
+			 "1500", NULL };
+	struct run_opts o = { .clock_us = 500 };
+	unsigned long off[2] = { 0 };
+	long per[2] = { 0 }, other = 0;
+	int ring[1] = { 0 };
+	struct tally t;
+	struct run r;
+
+	if (run_sampled(argv, &o, &r))
+		return -1;
+	tally(&r, "spin_leaf", 20, ring, 1, 4, &t);
+	print_tally("remap", &r, &t);
+	for (long i = 0; r.ncopies == 1 && i < r.c.n; i++) {
+		const struct ds_rec *d = &r.c.recs[i];
+		unsigned long o2;
+		int k;
+
+		if (!d->deferred || d->nr < 3 || !is_fn(d->ips[0], "spin_leaf") ||
+		    copy_of(&r, d->ips[2] - 1) != 0)
+			continue;
+		o2 = d->ips[2] - r.copies[0].start;
+		for (k = 0; k < 2 && off[k] && off[k] != o2; k++)
+			;
+		if (k == 2) {
+			other++;
+			continue;
+		}
+		off[k] = o2;
+		per[k]++;
+	}
+	printf("# remap: %ld and %ld records by return offset %#lx and %#lx, %ld others\n",
+	       per[0], per[1], off[0], off[1], other);
+	if (!mainline) {
+		DS_CHECK(failed, ran_ok(&r) && r.ncopies == 1 && strstr(r.out, "# swapped at"),
+			 "remap: the workload ran, the table build mapped where the other was");
+		DS_CHECK(failed, t.missing == 0 || r.c.lost,
+			 "remap: every sample has its record (%ld missing)", t.missing);
+		DS_CHECK(failed, per[0] >= 10 && per[1] >= 10,
+			 "remap: records of both builds (%ld and %ld)", per[0], per[1]);
+		DS_CHECK(failed, t.hits - t.early >= 20 && t.whole == t.hits - t.early,
+			 "remap: every record whole, before and after the remap (%ld of %ld)",
+			 t.whole, t.hits - t.early);
+	}
+	ds_collect_free(&r.c);
+	return 0;
+}
+
 static const char *hostile = "/tmp/sf_hostile.so";
 
 static int case_ring(int *failed) { return check_ring(failed, HOP, 100, false); }
@@ -923,7 +982,7 @@ static const struct {
 	{ "ring", case_ring }, { "deep", case_deep }, { "hostile", case_hostile },
 	{ "kill", case_kill }, { "wake", check_wake }, { "scaling", case_scaling },
 	{ "uffd", check_uffd }, { "big", check_big }, { "fuse", check_fuse },
-	{ "memory", case_memory }, { "faults", case_faults },
+	{ "memory", case_memory }, { "remap", check_remap }, { "faults", case_faults },
 };
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))

@@ -30,6 +30,11 @@
  *	thread "loader" maps SLOW (served by a slow FUSE daemon) and spins
  *	under it too. "# loaded SLOW in N ms" is printed once its first call
  *	returns.
+ *   sf_multi swap FIRST THEN DEPTH MSEC
+ *	Spins under one copy of FIRST for MSEC, unmaps it, maps THEN where
+ *	it was and spins under that for MSEC: one "copy 0" line covering both
+ *	texts, then "# swapped at ADDR". No other mapping without a table is
+ *	met on the way (a static program, no C library mapping).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -88,10 +93,12 @@ static inline __attribute__((always_inline)) long raw_syscall3(long nr, long a, 
 }
 
 /*
- * Map the object at @path as the dynamic loader would; returns the
- * address of its entry point (hop) and where its text lies.
+ * Map the object at @path as the dynamic loader would, at @want if not 0
+ * (or fail); returns the address of its entry point (hop) and where its
+ * text lies, and in @at and @len (if not NULL) the whole mapping.
  */
-static hop_fn map_object(const char *path, unsigned long *text, unsigned long *text_end)
+static hop_fn map_object_at(const char *path, unsigned long want, unsigned long *text,
+			    unsigned long *text_end, unsigned long *at, unsigned long *len)
 {
 	unsigned long lo = ULONG_MAX, hi = 0;
 	Elf64_Phdr ph[16];
@@ -115,9 +122,14 @@ static hop_fn map_object(const char *path, unsigned long *text, unsigned long *t
 		if (ph[i].p_vaddr + ph[i].p_memsz > hi)
 			hi = ph[i].p_vaddr + ph[i].p_memsz;
 	}
-	base = mmap(NULL, hi - lo, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	base = mmap((void *)want, hi - lo, PROT_NONE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | (want ? MAP_FIXED_NOREPLACE : 0), -1, 0);
 	if (base == MAP_FAILED)
 		die("mmap");
+	if (at) {
+		*at = (unsigned long)base;
+		*len = hi - lo;
+	}
 	base -= lo;
 	for (int i = 0; i < eh.e_phnum; i++) {
 		unsigned long va = ph[i].p_vaddr & ~4095UL, off = ph[i].p_offset & ~4095UL;
@@ -137,6 +149,11 @@ static hop_fn map_object(const char *path, unsigned long *text, unsigned long *t
 	}
 	close(fd);
 	return (hop_fn)(base + eh.e_entry);
+}
+
+static hop_fn map_object(const char *path, unsigned long *text, unsigned long *text_end)
+{
+	return map_object_at(path, 0, text, text_end, NULL, NULL);
 }
 
 static void map_ring(struct hop_ring *r, const char *path, long copies, long first)
@@ -270,6 +287,29 @@ static int run_ring(char **argv, bool wake)
 	for (long t = 0; t < threads; t++)
 		pthread_join(jobs[t].thread, NULL);
 	printf("# %ld threads done\n", threads);
+	return 0;
+}
+
+/*
+ * A copy of FIRST replaced by THEN at the same address: the walks of the
+ * second half must not step THEN as the mapping they knew there before.
+ */
+static int run_swap(char **argv)
+{
+	unsigned long t1, e1, t2, e2, at, len, at2, len2;
+	long depth = atol(argv[2]), msec = atol(argv[3]), end;
+	struct hop_ring ring = { .n = 1, .leaf = spin_leaf };
+
+	ring.fn[0] = map_object_at(argv[0], 0, &t1, &e1, &at, &len);
+	for (end = now_ms() + msec; now_ms() < end;)
+		run_chain(&ring, depth);
+	if (munmap((void *)at, len))
+		die("munmap");
+	ring.fn[0] = map_object_at(argv[1], at, &t2, &e2, &at2, &len2);
+	for (end = now_ms() + msec; now_ms() < end;)
+		run_chain(&ring, depth);
+	printf("copy 0 %#lx %#lx\n", t1 < t2 ? t1 : t2, e1 > e2 ? e1 : e2);
+	printf("# swapped at %#lx: text %#lx-%#lx, then %#lx-%#lx\n", at, t1, e1, t2, e2);
 	return 0;
 }
 
@@ -430,8 +470,11 @@ int main(int argc, char **argv)
 		return run_uffd(argv + 2);
 	if (argc == 6 && !strcmp(argv[1], "fuse"))
 		return run_fuse(argv + 2);
+	if (argc == 6 && !strcmp(argv[1], "swap"))
+		return run_swap(argv + 2);
 	fprintf(stderr, "usage: sf_multi ring|wake OBJ COPIES DEPTH MSEC|ROUNDS THREADS\n"
 		"       sf_multi uffd OBJ DEPTH ROUNDS\n"
-		"       sf_multi fuse FAST SLOW DEPTH MSEC\n");
+		"       sf_multi fuse FAST SLOW DEPTH MSEC\n"
+		"       sf_multi swap FIRST THEN DEPTH MSEC\n");
 	return 2;
 }
