@@ -28,7 +28,7 @@ LIBVIS  := -fvisibility=hidden
 LIB_SRC := lib/event.c lib/ring.c lib/perfdata.c lib/merge.c lib/stitch.c \
            lib/symbols.c lib/fold.c lib/hash.c lib/buildid.c lib/flame.c \
            lib/profile.c lib/ptext.c lib/pprof.c lib/symtab.c lib/extsyms.c lib/cxxname.c \
-           lib/file.c
+           lib/file.c lib/pipeline.c
 LIB_HDR := include/deferstack/deferstack.h include/deferstack/perf_abi.h lib/internal.h \
            lib/hash.h lib/output.h lib/profile.h lib/symtab.h
 CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-events.c \

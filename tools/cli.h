@@ -118,39 +118,24 @@ int cmd_report(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 
-/* Read path, merge in time order, stitch; cb gets every output. */
-struct pipeline {
-	struct ds_reader *rd;
-	struct ds_merge *mg;
-	struct ds_stitcher *st;
-	struct ds_symbols *sym;	/* may be NULL */
-	uint64_t nr_out_of_order;
-	int cb_err;		/* the callback failed (it reported the error) */
-};
+/* tools/pipeline.c: the library's read pipeline (ds_pipeline) as the
+ * commands run it ------------------------------------------------- */
 
-/* sym: 0 no symbolization, PL_SYMBOLS, | PL_FORCE_SYMBOLS to symbolize
- * objects whose build-id changed since the recording, | PL_KALLSYMS_GIVEN:
- * kallsyms was given (-k), not reading it is an error (else a warning),
- * | PL_FULL_NAMES: C++ names with their parameters (--full-names) */
-enum { PL_SYMBOLS = 1, PL_FORCE_SYMBOLS = 2, PL_KALLSYMS_GIVEN = 4, PL_FULL_NAMES = 8 };
-int pipeline_run(struct pipeline *p, const char *path, const char *kallsyms,
-		 int sym, ds_stitch_cb cb, void *arg);
-void pipeline_close(struct pipeline *p);
-/* Open IN ("-": standard input, pipe mode) with a one-line message on
- * failure: 0 or -errno. */
-int open_input(struct ds_reader **rd, const char *in);
-/* The command name of a sample's task ("[unknown]" if none seen). */
-const char *pipeline_comm(struct pipeline *p, const struct ds_event *ev);
-void print_summary(FILE *out, const struct ds_stitch_stats *st);
-/* The stitcher's counts of a pipeline (zeros if it never ran). */
-struct ds_stitch_stats pipeline_stats(const struct pipeline *p);
-void print_pipeline_summary(FILE *out, const struct pipeline *p);
+/* Read IN ("-": standard input, pipe mode) through a new ds_pipeline with
+ * o (its warnings and build-id warnings printed here, side files found
+ * beside IN): *pp is set before any output reaches o->cb (the callback's
+ * view of the reader and symbols) and is freed by the caller
+ * (ds_pipeline_free(), also on failure).  0 or -errno, said unless the
+ * callback stopped it. */
+int pipeline_run(struct ds_pipeline **pp, const char *in, struct ds_pipeline_opts *o);
+void print_summary(FILE *out, const struct ds_pipeline_summary *st);
+/* The counts of a pipeline (zeros if it never ran or p is NULL). */
+struct ds_pipeline_summary pipeline_stats(const struct ds_pipeline *p);
+void print_pipeline_summary(FILE *out, const struct ds_pipeline *p);
 /* The name of a record's event (ds_attr_name(), buf may be used), or
  * "unknown" before any attr. */
-const char *pipeline_event(const struct pipeline *p, const struct perf_event_header *rec,
+const char *pipeline_event(const struct ds_pipeline *p, const struct perf_event_header *rec,
 			   char *buf, size_t len);
-/* default kallsyms path for a data file: "<file>.kallsyms" if present */
-const char *default_kallsyms(const char *data, char *buf, size_t len);
 
 /* tools/report-opts.c ----------------------------------------------- */
 
@@ -178,7 +163,7 @@ int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po
 
 /* Stitch IN into a classic-callchain perf.data OUT (convert, record
  * --stitched), stats in *st; "-": standard input / output, pipe mode. */
-int convert_file(const char *in, const char *out, struct ds_stitch_stats *st);
+int convert_file(const char *in, const char *out, struct ds_pipeline_summary *st);
 
 /* tools/util.c ------------------------------------------------------ */
 

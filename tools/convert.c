@@ -26,7 +26,7 @@ int cmd_convert(int argc, char **argv)
 		{ 0 }
 	};
 	const char *in = "perf.data", *out = NULL;
-	struct ds_stitch_stats st;
+	struct ds_pipeline_summary st;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "i:o:h", opts, NULL)) != -1) {

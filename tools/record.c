@@ -296,7 +296,7 @@ out:
 /* The record command on r; its caller frees what the options hold. */
 static int record(struct rec *r, int argc, char **argv)
 {
-	struct ds_stitch_stats st;
+	struct ds_pipeline_summary st;
 	char tmp[4096];
 	const char *path;
 	bool summary;
@@ -377,11 +377,12 @@ static int record(struct rec *r, int argc, char **argv)
 		ret = convert_file(path, r->o.out, &st);
 		unlink(path);
 	} else if (summary) {
-		struct pipeline p;
+		struct ds_pipeline_opts po = { .sz = sizeof(po) };
+		struct ds_pipeline *p = NULL;
 
-		ret = pipeline_run(&p, path, NULL, false, NULL, NULL);
-		st = pipeline_stats(&p);
-		pipeline_close(&p);
+		ret = pipeline_run(&p, path, &po);
+		st = pipeline_stats(p);
+		ds_pipeline_free(p);
 	}
 	if (ret)
 		return 1;

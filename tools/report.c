@@ -15,7 +15,7 @@
 /* One profile per event (attr), like perf report's sections: a ds_profile
  * for --text and --pprof, a ds_fold for --folded and --svg. */
 struct report {
-	struct pipeline *p;
+	struct ds_pipeline *p;
 	int mode;		/* 't' text, 'f' folded, 's' svg, 'P' pprof */
 	struct ds_profile **profs;	/* per attr of the file, NULL until a sample */
 	struct ds_fold **folds;		/* the same for --folded / --svg */
@@ -51,7 +51,7 @@ static bool dso_match(struct report *r, const struct ds_event *ev, const uint64_
 			kernel = ip == PERF_CONTEXT_KERNEL;
 			continue;
 		}
-		ds_symbols_lookup(r->p->sym, ev->pid, ip, ctx ? kernel : ip >= 0xffff800000000000ULL,
+		ds_symbols_lookup(ds_pipeline_symbols(r->p), ev->pid, ip, ctx ? kernel : ip >= 0xffff800000000000ULL,
 				  &si, buf, sizeof(buf));
 		for (size_t k = 0; si.dso && k < r->nr_dsos; k++) {
 			const char *b = strrchr(si.dso, '/');
@@ -71,7 +71,7 @@ static bool keep(struct report *r, const struct ds_event *ev, const uint64_t *ch
 
 	/* like perf: --comm and --pid each select; a sample passes either */
 	for (size_t i = 0; i < r->nr_comms && !ok; i++)
-		ok = !strcmp(pipeline_comm(r->p, ev), r->comms[i]);
+		ok = !strcmp(ds_pipeline_comm(r->p, ev), r->comms[i]);
 	for (size_t i = 0; i < r->nr_pids && !ok; i++)
 		ok = ev->pid == r->pids[i];
 	if (ok && r->nr_dsos)
@@ -106,7 +106,7 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 
 	if (o->kind == DS_OUT_RECORD)
 		return 0;
-	ai = ds_reader_attr_index(r->p->rd, o->ev->hdr);
+	ai = ds_reader_attr_index(ds_pipeline_reader(r->p), o->ev->hdr);
 	err = want_attr(r, ai);
 	if (err <= 0)
 		return err;
@@ -124,7 +124,7 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 
 		/* weights are periods, as perf report's are; pprof: a cpu label */
 		struct ds_profile_sample s = {
-			.sz = sizeof(s), .comm = pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
+			.sz = sizeof(s), .comm = ds_pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
 			.cpu = r->mode == 'P' && (o->ev->have & DS_EV_CPU) ?
 			       (int32_t)o->ev->cpu : -1,
 			.event = event, .chain = chain, .nr = nr,
@@ -135,7 +135,7 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 
 		if (!r->profs[ai] && ds_profile_new(&r->profs[ai]))
 			return -ENOMEM;
-		return ds_profile_add_sample(r->profs[ai], r->p->sym, &s);
+		return ds_profile_add_sample(r->profs[ai], ds_pipeline_symbols(r->p), &s);
 	}
 	if (!r->folds[ai] && ds_fold_new(&r->folds[ai]))
 		return -ENOMEM;
@@ -143,13 +143,13 @@ static int report_cb(void *arg, const struct ds_stitch_out *o)
 	 * event are not worth the same; the missing user part of a kernel-only
 	 * sample is marked at the root of its stack */
 	struct ds_fold_chain_opts fo = {
-		.sz = sizeof(fo), .comm = pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
+		.sz = sizeof(fo), .comm = ds_pipeline_comm(r->p, o->ev), .pid = o->ev->pid,
 		.chain = chain, .nr = nr,
 		.root = o->kind == DS_OUT_KERNEL_ONLY ? "[user stack not stitched]" : NULL,
 		.samples = 1, .weight = have_period ? o->ev->period : 1,
 	};
 
-	return ds_fold_add_chain_opts(r->folds[ai], r->p->sym, &fo);
+	return ds_fold_add_chain_opts(r->folds[ai], ds_pipeline_symbols(r->p), &fo);
 }
 
 /* title: the SVG's; po: the pprof's window (may be NULL) */
@@ -220,24 +220,24 @@ static void report_free(struct report *r)
 int report_pprof(const char *in, const char *out, const struct ds_pprof_opts *po)
 {
 	struct ds_profile *empty = NULL;
-	char ksbuf[4096];
-	struct pipeline p;
 	struct report r;
+	struct ds_pipeline_opts o = {
+		.sz = sizeof(o), .cb = report_cb, .cb_arg = &r,
+		.symbols = true, .find_kallsyms = true,
+	};
 	size_t first = 0;
 	int err;
 
 	memset(&r, 0, sizeof(r));
-	r.p = &p;
 	r.mode = 'P';
-	err = pipeline_run(&p, in, default_kallsyms(in, ksbuf, sizeof(ksbuf)), PL_SYMBOLS,
-			   report_cb, &r);
+	err = pipeline_run(&r.p, in, &o);
 	if (!err && !events_with_samples(&r, &first))
 		err = ds_profile_new(&empty);
 	if (!err)
 		err = write_out('P', NULL, empty ? empty : r.profs[first], out, NULL, po);
 	if (err == -ENOMEM)
 		die_msg("%s: out of memory", out);
-	pipeline_close(&p);
+	ds_pipeline_free(r.p);
 	report_free(&r);
 	ds_profile_free(empty);
 	return err;
@@ -282,7 +282,7 @@ static int want_attr(struct report *r, size_t ai)
 		r->nr_ev = n;
 	}
 	if (r->want[ai] < 0) {
-		const struct ds_attr *a = ds_reader_attr(r->p->rd, ai);
+		const struct ds_attr *a = ds_reader_attr(ds_pipeline_reader(r->p), ai);
 
 		r->want[ai] = !r->event ||
 			      (a && event_matches(ds_attr_name(a, buf, sizeof(buf)), r->event));
@@ -293,7 +293,7 @@ static int want_attr(struct report *r, size_t ai)
 /* --event NAME must name one of the file's events: -ENOENT (said so). */
 static int check_event(const struct report *r, const char *in)
 {
-	const struct ds_reader *rd = r->p->rd;
+	const struct ds_reader *rd = ds_pipeline_reader(r->p);
 	char buf[64], list[512] = "";
 
 	if (!r->event)
@@ -327,7 +327,7 @@ static size_t events_with_samples(const struct report *r, size_t *first)
 
 static const char *event_name(const struct report *r, size_t i, char *buf, size_t len)
 {
-	return ds_attr_name(ds_reader_attr(r->p->rd, i), buf, len);
+	return ds_attr_name(ds_reader_attr(ds_pipeline_reader(r->p), i), buf, len);
 }
 
 /* perf report's table, one section per event with samples (none: the
@@ -382,22 +382,25 @@ int cmd_report(int argc, char **argv)
 		{ 0 }
 	};
 	const char *in = "perf.data", *ks = NULL, *outpath = NULL;
-	char ksbuf[4096], nbuf[64];
-	int mode = 0, c, err, rc = 2, sym = PL_SYMBOLS;
+	char nbuf[64];
+	int mode = 0, c, err, rc = 2;
 	unsigned long top = 20;
 	struct ds_text_opts to = { .sz = sizeof(to), .graph_min = 0.5 };
-	bool text_opts = false, ran = false;
+	bool text_opts = false;
 	struct ds_fold *empty_fold = NULL;
 	struct ds_profile *empty_prof = NULL;
-	struct pipeline p;
 	struct report r;
+	struct ds_pipeline_opts po = {
+		.sz = sizeof(po), .cb = report_cb, .cb_arg = &r,
+		.symbols = true, .find_kallsyms = true,
+	};
 	size_t first = 0, nev;
 
 	memset(&r, 0, sizeof(r));
 	while ((c = getopt_long(argc, argv, "i:k:s:g:e:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
+		case 'k': ks = optarg; break;
 		case 'e': r.event = optarg; break;
 		case 't': case 'f': case 'V': case 'P':
 			/* one output: --text, --folded, --svg or --pprof */
@@ -442,8 +445,8 @@ int cmd_report(int argc, char **argv)
 			if (split_list(optarg, "--dso", r.dsos, &r.nr_dsos))
 				goto out;
 			break;
-		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
-		case 'N': sym |= PL_FULL_NAMES; break;
+		case 'Y': po.force_symbols = true; break;
+		case 'N': po.full_names = true; break;
 		case 'h': usage_report(stdout); return 0;
 		default: usage_report(stderr); goto out;
 		}
@@ -461,17 +464,15 @@ int cmd_report(int argc, char **argv)
 	}
 	rc = 1;
 	to.top = top;
-	if (!ks)
-		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
-	r.p = &p;
+	/* NULL: FILE.kallsyms, else /proc/kallsyms (find_kallsyms) */
+	po.kallsyms = ks;
 	r.mode = mode;
 	if (outpath && strcmp(outpath, "-") && same_file(in, outpath)) {
 		die_msg("%s and %s are the same file: give another --%s", in, outpath,
 			out_name(mode));
 		goto out;
 	}
-	ran = true;
-	err = pipeline_run(&p, in, ks, sym, report_cb, &r);
+	err = pipeline_run(&r.p, in, &po);
 	if (!err)
 		err = check_event(&r, in);
 	if (err)
@@ -507,21 +508,20 @@ int cmd_report(int argc, char **argv)
 		/* the summary ends the table (once: not on stderr too) */
 		err = write_text(&r, &to);
 		if (!err)
-			print_pipeline_summary(stdout, &p);
+			print_pipeline_summary(stdout, r.p);
 		if (!err)
 			err = finish_stdout();
 		else if (err != -ENOMEM)
 			die_msg("writing standard output: %s", strerror(-err));
 	}
 	if (!err && mode != 't')
-		print_pipeline_summary(stderr, &p);
+		print_pipeline_summary(stderr, r.p);
 done:
 	if (err == -ENOMEM)
 		die_msg("report: out of memory");
 	rc = err ? 1 : 0;
 out:
-	if (ran)
-		pipeline_close(&p);
+	ds_pipeline_free(r.p);
 	report_free(&r);
 	ds_fold_free(empty_fold);
 	ds_profile_free(empty_prof);

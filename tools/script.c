@@ -49,7 +49,8 @@ struct arena {
 };
 
 struct script {
-	struct pipeline *p;
+	struct ds_pipeline *p;
+	struct ds_symbols *sym;	/* p's, taken at the first output */
 	bool all;
 	struct arena runs, pieces;
 	uint32_t kgen;		/* the symbols' kernel generation of the runs */
@@ -237,7 +238,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 		*n = s->tails[id].len;
 		return 0;
 	}
-	si = ds_symbols_frame_info(s->p->sym, id);
+	si = ds_symbols_frame_info(s->sym, id);
 	if (!si)
 		return -EINVAL;
 	if (id >= s->cap_tails) {
@@ -373,7 +374,7 @@ static int print_id(struct script *s, uint64_t ip, uint32_t id)
 static int print_frame(struct script *s, const struct ds_event *ev, uint64_t ip, bool kernel)
 {
 	uint32_t id;
-	int err = ds_symbols_frame(s->p->sym, ev->pid, ip, kernel, &id);
+	int err = ds_symbols_frame(s->sym, ev->pid, ip, kernel, &id);
 
 	return err ? err : print_id(s, ip, id);
 }
@@ -452,7 +453,7 @@ static int resolve_tails(struct script *s, uint32_t pid, bool kernel, const uint
 		uint32_t id;
 		int err;
 
-		if ((err = ds_symbols_frame(s->p->sym, pid, w[i], kernel, &id)) ||
+		if ((err = ds_symbols_frame(s->sym, pid, w[i], kernel, &id)) ||
 		    (err = frame_tail(s, id, &t, &tn)))
 			return err;
 		s->tl[i] = (uint64_t)(t - s->tstr) << 32 | tn;
@@ -490,7 +491,7 @@ static int run_resolve(struct script *s, uint32_t pid, bool kernel, const struct
 /* Print the n ips at w, all kernel ones or all user ones of pid. */
 static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t *w, size_t n)
 {
-	struct ds_symbols *sym = s->p->sym;
+	struct ds_symbols *sym = s->sym;
 	struct run_key k = { &s->runs, w, n, 0, 0 };
 	uint32_t kgen = ds_symbols_kernel_gen(sym);
 	uint32_t gen = kernel ? kgen : ds_symbols_user_gen(sym, pid);
@@ -523,7 +524,7 @@ static int print_run(struct script *s, uint32_t pid, bool kernel, const uint64_t
 
 static const char *event_of(struct script *s, const struct ds_event *ev, size_t *n)
 {
-	size_t ai = ds_reader_attr_index(s->p->rd, ev->hdr);
+	size_t ai = ds_reader_attr_index(ds_pipeline_reader(s->p), ev->hdr);
 
 	if (!s->have_event || ai != s->last_attr) {
 		char nbuf[64];
@@ -552,10 +553,12 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 	size_t ncomm, nevent;
 	int err;
 
+	if (!s->sym)
+		s->sym = ds_pipeline_symbols(s->p);
 	if (o->kind == DS_OUT_RECORD) {
 		if (!s->all)
 			return 0;
-		err = put_fmt(s, "%-16s %6u/%-6u [%03u] %llu.%06llu: %s", pipeline_comm(s->p, ev),
+		err = put_fmt(s, "%-16s %6u/%-6u [%03u] %llu.%06llu: %s", ds_pipeline_comm(s->p, ev),
 			      ev->pid, ev->tid, ev->cpu,
 			      (unsigned long long)(ev->time / 1000000000),
 			      (unsigned long long)(ev->time % 1000000000 / 1000),
@@ -576,12 +579,12 @@ static int script_cb(void *arg, const struct ds_stitch_out *o)
 	/* the first user ip's frame will be a cache miss: start it now */
 	for (uint64_t i = 0; i + 1 < o->nr; i++) {
 		if (o->chain[i] == PERF_CONTEXT_USER) {
-			ds_symbols_prefetch(s->p->sym, ev->pid, o->chain[i + 1]);
+			ds_symbols_prefetch(s->sym, ev->pid, o->chain[i + 1]);
 			break;
 		}
 	}
 	/* like perf script: comm pid/tid [cpu] time: period event: */
-	comm = pipeline_comm(s->p, ev);
+	comm = ds_pipeline_comm(s->p, ev);
 	ncomm = strlen(comm);
 	event = event_of(s, ev, &nevent);
 	if ((err = room(s, ncomm + nevent + HEADER_ROOM)))
@@ -689,22 +692,24 @@ int cmd_script(int argc, char **argv)
 		{ 0 }
 	};
 	const char *in = "perf.data", *ks = NULL;
-	char ksbuf[4096];
-	struct pipeline p;
 	struct script s;
-	int c, err, sym = PL_SYMBOLS;
+	struct ds_pipeline_opts po = {
+		.sz = sizeof(po), .cb = script_cb, .cb_arg = &s,
+		.symbols = true, .find_kallsyms = true,
+	};
+	int c, err;
+	bool cb_nomem;
 
 	memset(&s, 0, sizeof(s));
 	s.runs.max = RUN_MAX;
 	s.pieces.max = PIECE_MAX;
-	s.p = &p;
 	while ((c = getopt_long(argc, argv, "i:k:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i': in = optarg; break;
-		case 'k': ks = optarg; sym |= PL_KALLSYMS_GIVEN; break;
+		case 'k': ks = optarg; break;
 		case 'a': s.all = true; break;
-		case 'Y': sym |= PL_FORCE_SYMBOLS; break;
-		case 'N': sym |= PL_FULL_NAMES; break;
+		case 'Y': po.force_symbols = true; break;
+		case 'N': po.full_names = true; break;
 		case 'h': usage_script(stdout); return 0;
 		default: usage_script(stderr); return 2;
 		}
@@ -713,24 +718,26 @@ int cmd_script(int argc, char **argv)
 		usage_script(stderr);
 		return 2;
 	}
-	if (!ks)
-		ks = default_kallsyms(in, ksbuf, sizeof(ksbuf));
+	/* NULL: FILE.kallsyms, else /proc/kallsyms (find_kallsyms) */
+	po.kallsyms = ks;
 	s.cap = OUT_CHUNK + 4096;
 	s.out = malloc(s.cap);
 	if (!s.out) {
 		die_msg("script: out of memory");
 		return 1;
 	}
-	err = pipeline_run(&p, in, ks, sym, script_cb, &s);
+	err = pipeline_run(&s.p, in, &po);
+	/* no message from the pipeline: the callback (out of memory) stopped it */
+	cb_nomem = err == -ENOMEM && s.p && !ds_pipeline_error(s.p)[0];
 	if (!err)
 		err = flush_out(&s);
 	if (!err)
 		err = finish_stdout();
 	if (!err)
-		print_pipeline_summary(stderr, &p);
-	else if (err == -ENOMEM && p.cb_err)
+		print_pipeline_summary(stderr, s.p);
+	else if (cb_nomem)
 		die_msg("script: out of memory");
-	pipeline_close(&p);
+	ds_pipeline_free(s.p);
 	free(s.out);
 	free(s.tails);
 	free(s.tstr);

@@ -14,7 +14,7 @@
 struct conv {
 	struct ds_writer *w;	/* opened at the first record: a pipe-mode
 				 * input has its attrs by then */
-	struct pipeline *p;
+	struct ds_pipeline *p;
 	uint8_t *buf;
 	const char *in, *out;
 	struct outfile of;
@@ -24,7 +24,8 @@ struct conv {
  * temp file renamed into place, or "-": standard output in pipe mode. */
 static int conv_open(struct conv *c)
 {
-	size_t n = ds_reader_nr_attrs(c->p->rd);
+	const struct ds_reader *rd = ds_pipeline_reader(c->p);
+	size_t n = ds_reader_nr_attrs(rd);
 	struct ds_writer_opts wo = { .sz = sizeof(wo) };
 	struct ds_attr *attrs;
 	int err, fd;
@@ -37,9 +38,9 @@ static int conv_open(struct conv *c)
 	if (!attrs)
 		return -ENOMEM;
 	/* tracepoint formats go along: perf needs them */
-	wo.tracing_data = ds_reader_tracing_data(c->p->rd, &wo.tracing_data_len);
+	wo.tracing_data = ds_reader_tracing_data(rd, &wo.tracing_data_len);
 	for (size_t i = 0; i < n; i++) {
-		attrs[i] = *ds_reader_attr(c->p->rd, i);
+		attrs[i] = *ds_reader_attr(rd, i);
 		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 0);
 		ds_attr_set_flag(&attrs[i].attr, DS_ATTR_BIT_DEFER_OUTPUT, 0);
 	}
@@ -99,10 +100,10 @@ static int conv_cb(void *arg, const struct ds_stitch_out *o)
 	}
 }
 
-int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
+int convert_file(const char *in, const char *out, struct ds_pipeline_summary *st)
 {
 	struct ds_writer_info info = { .sz = sizeof(info) };
-	struct pipeline p;
+	struct ds_pipeline_opts po = { .sz = sizeof(po), .cb = conv_cb };
 	struct conv c;
 	int err;
 
@@ -114,28 +115,29 @@ int convert_file(const char *in, const char *out, struct ds_stitch_stats *st)
 	memset(&c, 0, sizeof(c));
 	c.in = in;
 	c.out = out;
-	c.p = &p;
 	c.buf = malloc(65536);
 	if (!c.buf)
 		return -ENOMEM;
-	err = pipeline_run(&p, in, NULL, false, conv_cb, &c);
-	if (!err && !c.w && p.rd)
+	po.cb_arg = &c;
+	err = pipeline_run(&c.p, in, &po);
+	if (!err && !c.w && c.p && ds_pipeline_reader(c.p))
 		err = conv_open(&c);	/* no records: the attrs alone */
 	if (st)
-		*st = pipeline_stats(&p);
+		*st = pipeline_stats(c.p);
 	if (c.w) {
 		int e2;
 
 		/* the objects' build-ids go along */
-		if (p.rd)
-			info.build_ids = ds_reader_build_ids(p.rd, &info.nr_build_ids);
+		if (ds_pipeline_reader(c.p))
+			info.build_ids = ds_reader_build_ids(ds_pipeline_reader(c.p),
+							     &info.nr_build_ids);
 		e2 = ds_writer_close(c.w, &info);
 		if (!err && e2) {
 			die_msg("writing %s: %s", out, strerror(-e2));
 			err = e2;
 		}
 	}
-	pipeline_close(&p);
+	ds_pipeline_free(c.p);
 	free(c.buf);
 	if (err)
 		outfile_abort(&c.of);

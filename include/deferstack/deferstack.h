@@ -622,6 +622,101 @@ DS_API int ds_symbolize_chain(struct ds_symbols *s, uint32_t pid, const uint64_t
 		       uint64_t nr, struct ds_frames *out);
 
 /* ------------------------------------------------------------------ */
+/* The read pipeline: reader -> time merge -> stitcher (-> symbols)     */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A recording read the way deferstack's own commands read it, in one
+ * object: records from a perf.data file or stream (ds_reader), merged in
+ * time order by rounds (ds_merge), deferred callchains stitched to their
+ * samples (ds_stitcher), and with symbols the processes' mappings and
+ * names tracked (ds_symbols) before each output reaches the callback.
+ * Messages (an error's reason, warnings) name the input.  Opaque.
+ */
+struct ds_pipeline;
+
+/* Something wrong with the input that does not stop reading it (a file cut
+ * short or never finished, a cut last record, a kallsyms found but not
+ * readable): one line, without a "warning: " prefix. */
+typedef void (*ds_pipeline_warn_fn)(void *arg, const char *msg);
+
+struct ds_pipeline_opts {
+	size_t sz;		/* sizeof(struct ds_pipeline_opts) */
+	/* every output in time order (DS_OUT_RECORD too); a nonzero return
+	 * stops ds_pipeline_run(), which returns it (no message then: the
+	 * callback knows why).  NULL: only the counts. */
+	ds_stitch_cb cb;
+	void *cb_arg;
+	ds_pipeline_warn_fn warn;	/* NULL: warnings dropped */
+	void *warn_arg;
+	/* ds_stitch_opts.max_pending_per_task, ds_merge_opts.max_pending
+	 * (0: their defaults) */
+	size_t max_pending_per_task;
+	size_t merge_max_pending;
+	/* symbolize: ds_pipeline_symbols() for the callback's lookups (the
+	 * fields below are ds_symbols_opts') */
+	bool symbols;
+	/* a kallsyms file that must be read (else ds_pipeline_open() fails);
+	 * NULL: none, unless find_kallsyms: PATH.kallsyms beside the input
+	 * (what deferstack record saves), else /proc/kallsyms, when readable
+	 * (one found that cannot be read: a warning, no kernel symbols) */
+	const char *kallsyms;
+	bool find_kallsyms;
+	/* vdso, perf_map_dir left NULL: PATH.vdso and PATH.perf-maps/ beside
+	 * an input opened by path when they exist (deferstack record's) */
+	bool side_files;
+	const char *vdso;
+	const char *perf_map_dir;
+	const char *buildid_dir;
+	bool force_symbols;
+	bool full_names;
+	ds_build_id_warn_fn build_id_warn;
+	void *build_id_warn_arg;
+};
+
+/* The counts of a run (ds_pipeline_summary()): the stitcher's (as struct
+ * ds_stitch_stats), the merge's and the input's. */
+struct ds_pipeline_summary {
+	size_t sz;		/* sizeof(struct ds_pipeline_summary), set by the caller */
+	uint64_t records, samples, deferred, stitched, record_first, complete, nochain;
+	uint64_t kernel_only, unm_cookie, unm_exit, unm_end, unm_overflow;
+	uint64_t lost_events, lost_samples, lost_records, unknown, pending_peak;
+	uint64_t out_of_order;	/* records later than a round promised */
+	uint64_t truncated;	/* ds_reader_truncated(): data bytes missing */
+	uint64_t trailing;	/* ds_reader_trailing(): a cut last record */
+	bool unfinished;	/* ds_reader_unfinished() */
+	bool pipe_mode;
+};
+
+/* Create with options (NULL: no callback, no symbols): 0, -ENOMEM, -E2BIG
+ * (opts of a newer library with fields this one does not know set). */
+DS_API int ds_pipeline_new(struct ds_pipeline **out, const struct ds_pipeline_opts *opts);
+/* Open the input (a regular file; ds_pipeline_open_fd(): also a pipe, the
+ * fd owned by the pipeline from now on, name for messages), warn about it,
+ * set up symbols, merge and stitcher: 0 or -errno, ds_pipeline_error()
+ * saying why.  One input per pipeline (another: -EBUSY). */
+DS_API int ds_pipeline_open(struct ds_pipeline *p, const char *path);
+DS_API int ds_pipeline_open_fd(struct ds_pipeline *p, int fd, const char *name);
+/* Read the input to its end, every output to the callback, pending
+ * samples emitted at the end: 0 or -errno (once per pipeline). */
+DS_API int ds_pipeline_run(struct ds_pipeline *p);
+/* The reason of the last failure, one line naming the input; "" when none
+ * or when the callback's return stopped the run. */
+DS_API const char *ds_pipeline_error(const struct ds_pipeline *p);
+/* Counts so far (zeros before ds_pipeline_open()) into out (out->sz set):
+ * 0, or -EINVAL for an sz too small. */
+DS_API int ds_pipeline_summary(const struct ds_pipeline *p, struct ds_pipeline_summary *out);
+/* The pieces, for the callback: the input's reader (attrs, event names,
+ * build-ids; NULL before an open succeeded) and the symbols (NULL without
+ * opts.symbols). */
+DS_API const struct ds_reader *ds_pipeline_reader(const struct ds_pipeline *p);
+DS_API struct ds_symbols *ds_pipeline_symbols(const struct ds_pipeline *p);
+/* The command name of a record's task (its tid's, else its pid's COMM),
+ * "[unknown]" if none seen or without symbols. */
+DS_API const char *ds_pipeline_comm(const struct ds_pipeline *p, const struct ds_event *ev);
+DS_API void ds_pipeline_free(struct ds_pipeline *p);
+
+/* ------------------------------------------------------------------ */
 /* Aggregation: folded stacks, text report, SVG flame graph             */
 /* ------------------------------------------------------------------ */
 
