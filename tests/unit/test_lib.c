@@ -3,6 +3,7 @@
  * perf.data reader/writer, merge, symbols, folding. */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -686,6 +687,195 @@ static void t_perfdata_bad(void **state)
 		free(c);
 	}
 	assert_int_equal(ds_reader_open(&rd, tpath("does-not-exist"), &ro), -ENOENT);
+	free(file);
+	free(s.b);
+}
+
+/* ds_pipeline: what a consumer of the library reads a recording through
+ * (reader, merge, stitcher, symbols in one object). */
+struct pl_seen {
+	struct ds_pipeline *p;
+	unsigned kinds[DS_OUT_KERNEL_ONLY + 1];
+	unsigned abc;		/* samples of tid 3 named by its COMM */
+	char warn[512];
+	unsigned warns;
+	int stop;		/* return this at the first stitched sample */
+};
+
+static int pl_cb(void *arg, const struct ds_stitch_out *o)
+{
+	struct pl_seen *w = arg;
+
+	assert_non_null(ds_pipeline_reader(w->p));
+	if (o->kind != DS_OUT_RECORD && o->ev->tid == 3 &&
+	    !strcmp(ds_pipeline_comm(w->p, o->ev), "abc"))
+		w->abc++;
+	w->kinds[o->kind]++;
+	return o->kind == DS_OUT_STITCHED ? w->stop : 0;
+}
+
+static void pl_warn(void *arg, const char *msg)
+{
+	struct pl_seen *w = arg;
+
+	snprintf(w->warn, sizeof(w->warn), "%s", msg);
+	w->warns++;
+}
+
+static struct ds_pipeline *pl_open(struct pl_seen *w, const char *path, int want)
+{
+	struct ds_pipeline_opts o = {
+		.sz = sizeof(o), .cb = pl_cb, .cb_arg = w, .warn = pl_warn, .warn_arg = w,
+		.symbols = true,
+	};
+
+	assert_int_equal(ds_pipeline_new(&w->p, &o), 0);
+	assert_int_equal(ds_pipeline_open(w->p, path), want);
+	return w->p;
+}
+
+static void t_pipeline(void **state)
+{
+	uint64_t classic[] = { PERF_CONTEXT_USER, UADDR(1), UADDR(2) };
+	struct ds_pipeline_summary sum = { .sz = sizeof(sum) };
+	struct pl_seen w;
+	struct sbuf s = { 0 };
+	struct ds_pipeline *p;
+	uint8_t *file;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	sb_comm(&s, 3, "abc", 1);
+	sb_dsample(&s, 3, 10, 0, 0, 0x5);
+	sb_dsample(&s, 3, 11, 0, 0, 0x5);
+	sb_dsample(&s, 4, 12, 1, 0, 0x7);	/* its record never comes */
+	sb_lost(&s, 3, 13, 1);
+	sb_round(&s);
+	sb_deferred(&s, 3, 20, 1, 0x5, 0, 2);	/* both of tid 3 stitched */
+	sb_sample(&s, 3, 30, 0, classic, 3);
+	sb_round(&s);
+	assert_int_equal(sb_write_file(&s, tpath("pl.data")), 0);
+
+	memset(&w, 0, sizeof(w));
+	p = pl_open(&w, tpath("pl.data"), 0);
+	assert_non_null(ds_pipeline_symbols(p));
+	assert_int_equal(ds_pipeline_run(p), 0);
+	assert_string_equal(ds_pipeline_error(p), "");
+	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(sum.sz, sizeof(sum));
+	assert_int_equal(sum.samples, 4);
+	assert_int_equal(sum.deferred, 1);
+	assert_int_equal(sum.stitched, 2);
+	assert_int_equal(sum.complete, 1);
+	assert_int_equal(sum.kernel_only, 1);
+	assert_int_equal(sum.unm_end, 1);
+	assert_int_equal(sum.lost_events, 3);
+	assert_int_equal(sum.lost_records, 1);
+	assert_int_equal(sum.truncated, 0);
+	assert_false(sum.pipe_mode);
+	assert_int_equal(w.kinds[DS_OUT_STITCHED], 2);
+	assert_int_equal(w.kinds[DS_OUT_KERNEL_ONLY], 1);
+	assert_int_equal(w.kinds[DS_OUT_COMPLETE], 1);
+	assert_int_equal(w.abc, 3);	/* two stitched, one classic */
+	assert_int_equal(w.warns, 0);
+	/* once per pipeline, one input per pipeline */
+	assert_int_equal(ds_pipeline_run(p), -EINVAL);
+	assert_int_equal(ds_pipeline_open(p, tpath("pl.data")), -EBUSY);
+	{	/* an older caller's smaller summary: only what fits written */
+		struct { struct ds_pipeline_summary s; uint64_t guard; } old;
+
+		memset(&old, 0xab, sizeof(old));
+		old.s.sz = DS_SZ_MIN(struct ds_pipeline_summary, samples);
+		assert_int_equal(ds_pipeline_summary(p, &old.s), 0);
+		assert_int_equal(old.s.samples, 4);
+		assert_int_equal(old.s.deferred, 0xababababababababULL);
+		old.s.sz = sizeof(size_t);
+		assert_int_equal(ds_pipeline_summary(p, &old.s), -EINVAL);
+	}
+	ds_pipeline_free(p);
+
+	/* the callback stops the run: its error, no message */
+	memset(&w, 0, sizeof(w));
+	w.stop = -ECANCELED;
+	p = pl_open(&w, tpath("pl.data"), 0);
+	assert_int_equal(ds_pipeline_run(p), -ECANCELED);
+	assert_string_equal(ds_pipeline_error(p), "");
+	assert_int_equal(w.kinds[DS_OUT_STITCHED], 1);
+	ds_pipeline_free(p);
+
+	/* an fd (here a pipe-mode-capable open), no options */
+	assert_int_equal(ds_pipeline_new(&p, NULL), 0);
+	assert_int_equal(ds_pipeline_open_fd(p, open(tpath("pl.data"), O_RDONLY), "fd"), 0);
+	assert_null(ds_pipeline_symbols(p));
+	assert_int_equal(ds_pipeline_run(p), 0);
+	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(sum.stitched, 2);
+	ds_pipeline_free(p);
+
+	f = fopen(tpath("pl.data"), "rb");
+	assert_non_null(f);
+	file = malloc(1 << 16);
+	len = fread(file, 1, 1 << 16, f);
+	fclose(f);
+
+	/* bad input: a header cut short, the reason naming the file */
+	write_bytes(tpath("pl-hdr.data"), file, 60);
+	memset(&w, 0, sizeof(w));
+	p = pl_open(&w, tpath("pl-hdr.data"), -EINVAL);
+	assert_non_null(strstr(ds_pipeline_error(p), "truncated header"));
+	assert_null(ds_pipeline_reader(p));
+	assert_int_equal(ds_pipeline_run(p), -EINVAL);
+	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(sum.samples, 0);
+	ds_pipeline_free(p);
+	/* a file cut in its data section: read up to there, warned about */
+	{
+		uint64_t doff;
+
+		memcpy(&doff, file + 40, 8);
+		write_bytes(tpath("pl-cut.data"), file, doff + 100);
+		memset(&w, 0, sizeof(w));
+		p = pl_open(&w, tpath("pl-cut.data"), 0);
+		assert_non_null(strstr(w.warn, "is truncated"));
+		assert_int_equal(ds_pipeline_run(p), 0);
+		assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+		assert_true(sum.truncated > 0);
+		assert_true(sum.samples < 4);
+		ds_pipeline_free(p);
+		/* a record of size 0: -EINVAL, the reader's reason */
+		memset(file + doff + 6, 0, 2);
+		write_bytes(tpath("pl-bad.data"), file, len);
+		memset(&w, 0, sizeof(w));
+		p = pl_open(&w, tpath("pl-bad.data"), 0);
+		assert_int_equal(ds_pipeline_run(p), -EINVAL);
+		assert_non_null(strstr(ds_pipeline_error(p), "pl-bad.data: "));
+		assert_non_null(strstr(ds_pipeline_error(p), "size 0"));
+		ds_pipeline_free(p);
+	}
+	/* a kallsyms that was asked for and cannot be read: open fails */
+	{
+		char ks[256];
+		struct ds_pipeline_opts o = { .sz = sizeof(o), .symbols = true, .kallsyms = ks };
+
+		snprintf(ks, sizeof(ks), "%s", tpath("no-kallsyms"));	/* tpath's buffer is reused */
+		assert_int_equal(ds_pipeline_new(&p, &o), 0);
+		assert_int_equal(ds_pipeline_open(p, tpath("pl.data")), -ENOENT);
+		assert_non_null(strstr(ds_pipeline_error(p), "cannot read kallsyms"));
+		ds_pipeline_free(p);
+	}
+	{	/* opts of a newer library with an unknown field set */
+		struct { struct ds_pipeline_opts o; uint64_t more; } big;
+
+		memset(&big, 0, sizeof(big));
+		big.o.sz = sizeof(big);
+		big.more = 1;
+		assert_int_equal(ds_pipeline_new(&p, &big.o), -E2BIG);
+		assert_null(p);
+	}
+	assert_int_equal(ds_pipeline_new(&p, NULL), 0);
+	assert_int_equal(ds_pipeline_open_fd(p, -1, "x"), -EBADF);
+	ds_pipeline_free(p);
 	free(file);
 	free(s.b);
 }
@@ -2055,6 +2245,7 @@ int main(void)
 		cmocka_unit_test(t_pipe_mode),
 		cmocka_unit_test(t_reader_id_lookup),
 		cmocka_unit_test(t_reader_sample_id_pos),
+		cmocka_unit_test(t_pipeline),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
 		cmocka_unit_test(t_merge_many_cpus),
