@@ -115,7 +115,7 @@ const char *ds_pipeline_comm(const struct ds_pipeline *p, const struct ds_event 
 	return c ? c : "[unknown]";
 }
 
-int ds_pipeline_summary(const struct ds_pipeline *p, struct ds_pipeline_summary *out)
+int ds_pipeline_get_summary(const struct ds_pipeline *p, struct ds_pipeline_summary *out)
 {
 	struct ds_pipeline_summary s;
 

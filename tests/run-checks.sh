@@ -193,9 +193,9 @@ check "the CLI uses only exported ds_* symbols ($(wc -l < "$T/cli.u") of them)" 
 	bash -c "[ -s '$T/cli.u' ] && [ \$(ls '$OUT'/obj/tools/*.o | wc -l) -eq $(ls tools/*.c | wc -l) ] && [ ! -s '$T/cli.hidden' ]" || cat "$T/cli.hidden"
 check "make dyn: the CLI defines no ds_* symbol (links libdeferstack.so only)" \
 	bash -c "! nm --defined-only '$OUT/dyn/deferstack' | grep -q ' ds_'"
-# each export in the version node the map gives it (0.2, or 0.3 for what 0.3 added)
+# each export in the version node the map gives it (0.2, or the release that added it)
 awk '/^DEFERSTACK_/ { v = $1 } /^[[:space:]]*ds_[a-z0-9_]*;/ { s = $1; sub(/;/, "", s); print s "@@" v }' lib/libdeferstack.map | sort > "$T/api.map.v"
-check "exports are versioned as lib/libdeferstack.map says (DEFERSTACK_0.2, _0.3), internals hidden" \
+check "exports are versioned as lib/libdeferstack.map says (DEFERSTACK_0.2, _0.3, _0.4), internals hidden" \
 	bash -c "sort '$T/api.so.v' | cmp -s - '$T/api.map.v' && ! nm -D '$I/usr/lib/libdeferstack.so' | grep -q 'ds_htab\|ds_open_regular'"
 # no two modules of the library call each other, directly or round a
 # circle (buildid.c and symbols.c did): the graph of which object uses a
@@ -215,7 +215,7 @@ cc -std=c11 -Wall -Wextra -Werror $pc_cflags tests/cli/so_consumer.c \
 	-o "$T/so_consumer" $pc_libs 2> "$T/soc.err"
 check "a program built with pkg-config's flags links the .so" \
 	bash -c "readelf -d '$T/so_consumer' | grep -q 'NEEDED.*libdeferstack.so.1'" || cat "$T/soc.err"
-check "... and runs with it (public API only): 6 samples, 4 stitched, 6 profiled" \
+check "... and runs with it (public API only, through ds_pipeline): 6 samples, 4 stitched, 6 profiled" \
 	bash -c "LD_LIBRARY_PATH='$I/usr/lib' '$T/so_consumer' '$T/m.data' | grep -qx 'samples=6 stitched=4 kernel_only=2 profiled=6'"
 cc -std=c11 $pc_cflags tests/cli/so_consumer.c -o "$T/so_static" \
 	"$I/usr/lib/libdeferstack.a" $pc_static 2> "$T/sos.err"
@@ -237,6 +237,8 @@ check "... and runs with it: event=cpu-clock samples=6 stitched=4 folded=6" \
 	grep -qx 'event=cpu-clock samples=6 stitched=4 folded=6' "$T/cxxc.out"
 check "... through the options structs (ds_fold_chain_opts, ds_profile_sample) and sz'd structs: profiled=6 leaves=6" \
 	grep -qx 'profiled=6 leaves=6 stats_sz_ok=1' "$T/cxxc.out" || cat "$T/cxxc.out"
+check "... and through ds_pipeline (read, merge, stitch, symbols in one object): 6 samples, 4 stitched" \
+	grep -qx 'pipeline samples=6 stitched=4 kernel_only=2 outputs=6 summary_sz_ok=1' "$T/cxxc.out" || cat "$T/cxxc.out"
 
 # --- bad input: clear one-line error, non-zero exit, no sanitizer report
 put_u64() { # file offset value

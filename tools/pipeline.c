@@ -97,7 +97,7 @@ struct ds_pipeline_summary pipeline_stats(const struct ds_pipeline *p)
 	struct ds_pipeline_summary s = { .sz = sizeof(s) };
 
 	if (p)
-		ds_pipeline_summary(p, &s);
+		ds_pipeline_get_summary(p, &s);
 	return s;
 }
 

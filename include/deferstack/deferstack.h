@@ -674,7 +674,7 @@ struct ds_pipeline_opts {
 	void *build_id_warn_arg;
 };
 
-/* The counts of a run (ds_pipeline_summary()): the stitcher's (as struct
+/* The counts of a run (ds_pipeline_get_summary()): the stitcher's (as struct
  * ds_stitch_stats), the merge's and the input's. */
 struct ds_pipeline_summary {
 	size_t sz;		/* sizeof(struct ds_pipeline_summary), set by the caller */
@@ -705,7 +705,8 @@ DS_API int ds_pipeline_run(struct ds_pipeline *p);
 DS_API const char *ds_pipeline_error(const struct ds_pipeline *p);
 /* Counts so far (zeros before ds_pipeline_open()) into out (out->sz set):
  * 0, or -EINVAL for an sz too small. */
-DS_API int ds_pipeline_summary(const struct ds_pipeline *p, struct ds_pipeline_summary *out);
+DS_API int ds_pipeline_get_summary(const struct ds_pipeline *p,
+				   struct ds_pipeline_summary *out);
 /* The pieces, for the callback: the input's reader (attrs, event names,
  * build-ids; NULL before an open succeeded) and the symbols (NULL without
  * opts.symbols). */

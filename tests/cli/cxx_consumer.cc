@@ -5,7 +5,8 @@
 // first event's name.  The options structs of the long calls
 // (ds_fold_chain_opts, ds_profile_sample) and the sz of caller-allocated
 // structs (ds_event, ds_sym_info, ds_frames) as a C++ caller fills them
-// (no designated initializers before C++20).
+// (no designated initializers before C++20).  Then the same file through
+// ds_pipeline, the library's read pipeline.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -119,6 +120,46 @@ int main(int argc, char **argv)
 			    st->sz == sizeof(*st));
 	} else {
 		std::fprintf(stderr, "cxx_consumer: error %d\n", err);
+	}
+	// the same file through the library's pipeline (read, merge, stitch,
+	// symbols as one object), a lambda as its callback
+	if (!err) {
+		struct pl_out {
+			ds_pipeline *p = nullptr;
+			unsigned long long named = 0;
+		} po;
+		ds_pipeline_opts opts = {};
+		opts.sz = sizeof(opts);
+		opts.symbols = true;
+		opts.cb_arg = &po;
+		opts.cb = [](void *arg, const ds_stitch_out *o) -> int {
+			struct pl_out *u = static_cast<struct pl_out *>(arg);
+
+			if (o->kind != DS_OUT_RECORD && ds_pipeline_symbols(u->p) &&
+			    std::string(ds_pipeline_comm(u->p, o->ev)) != "")
+				u->named++;
+			return 0;
+		};
+		ds_pipeline_summary sum = {};
+		sum.sz = sizeof(sum);
+		err = ds_pipeline_new(&po.p, &opts);
+		if (!err)
+			err = ds_pipeline_open(po.p, argv[1]);
+		if (!err)
+			err = ds_pipeline_run(po.p);
+		if (!err)
+			err = ds_pipeline_get_summary(po.p, &sum);
+		if (!err)
+			std::printf("pipeline samples=%llu stitched=%llu kernel_only=%llu "
+				    "outputs=%llu summary_sz_ok=%d\n",
+				    (unsigned long long)sum.samples,
+				    (unsigned long long)sum.stitched,
+				    (unsigned long long)sum.kernel_only, po.named,
+				    sum.sz == sizeof(sum));
+		else
+			std::fprintf(stderr, "cxx_consumer: %s\n",
+				     po.p ? ds_pipeline_error(po.p) : "ds_pipeline_new");
+		ds_pipeline_free(po.p);
 	}
 	ds_stitch_free(s);
 	ds_fold_free(out.fold);

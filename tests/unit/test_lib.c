@@ -762,7 +762,7 @@ static void t_pipeline(void **state)
 	assert_non_null(ds_pipeline_symbols(p));
 	assert_int_equal(ds_pipeline_run(p), 0);
 	assert_string_equal(ds_pipeline_error(p), "");
-	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(ds_pipeline_get_summary(p, &sum), 0);
 	assert_int_equal(sum.sz, sizeof(sum));
 	assert_int_equal(sum.samples, 4);
 	assert_int_equal(sum.deferred, 1);
@@ -787,11 +787,11 @@ static void t_pipeline(void **state)
 
 		memset(&old, 0xab, sizeof(old));
 		old.s.sz = DS_SZ_MIN(struct ds_pipeline_summary, samples);
-		assert_int_equal(ds_pipeline_summary(p, &old.s), 0);
+		assert_int_equal(ds_pipeline_get_summary(p, &old.s), 0);
 		assert_int_equal(old.s.samples, 4);
 		assert_int_equal(old.s.deferred, 0xababababababababULL);
 		old.s.sz = sizeof(size_t);
-		assert_int_equal(ds_pipeline_summary(p, &old.s), -EINVAL);
+		assert_int_equal(ds_pipeline_get_summary(p, &old.s), -EINVAL);
 	}
 	ds_pipeline_free(p);
 
@@ -809,7 +809,7 @@ static void t_pipeline(void **state)
 	assert_int_equal(ds_pipeline_open_fd(p, open(tpath("pl.data"), O_RDONLY), "fd"), 0);
 	assert_null(ds_pipeline_symbols(p));
 	assert_int_equal(ds_pipeline_run(p), 0);
-	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(ds_pipeline_get_summary(p, &sum), 0);
 	assert_int_equal(sum.stitched, 2);
 	ds_pipeline_free(p);
 
@@ -826,7 +826,7 @@ static void t_pipeline(void **state)
 	assert_non_null(strstr(ds_pipeline_error(p), "truncated header"));
 	assert_null(ds_pipeline_reader(p));
 	assert_int_equal(ds_pipeline_run(p), -EINVAL);
-	assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+	assert_int_equal(ds_pipeline_get_summary(p, &sum), 0);
 	assert_int_equal(sum.samples, 0);
 	ds_pipeline_free(p);
 	/* a file cut in its data section: read up to there, warned about */
@@ -839,7 +839,7 @@ static void t_pipeline(void **state)
 		p = pl_open(&w, tpath("pl-cut.data"), 0);
 		assert_non_null(strstr(w.warn, "is truncated"));
 		assert_int_equal(ds_pipeline_run(p), 0);
-		assert_int_equal(ds_pipeline_summary(p, &sum), 0);
+		assert_int_equal(ds_pipeline_get_summary(p, &sum), 0);
 		assert_true(sum.truncated > 0);
 		assert_true(sum.samples < 4);
 		ds_pipeline_free(p);
