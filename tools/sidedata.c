@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * record's side data beside FILE, for report and script (tools/pipeline.c):
+ * record's side data beside FILE, for report and script (found by lib/pipeline.c):
  * FILE.vdso, this machine's vDSO image, and FILE.perf-maps/perf-PID.map, the
  * perf maps (/tmp/perf-PID.map) of the processes that mapped anonymous
  * memory (where JITs put code).  record calls side_note_mmap() for each

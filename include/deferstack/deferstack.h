@@ -53,7 +53,8 @@ enum {
 /*
  * Structs the caller allocates and the library fills or reads (ds_event,
  * ds_ring, ds_sym_info, ds_frames, ds_writer_info, ds_attr, ds_build_id,
- * and the options structs) begin with sz, the caller's sizeof(struct ...), which it sets
+ * ds_pipeline_summary, and the options structs) begin with sz, the caller's
+ * sizeof(struct ...), which it sets
  * before the call.  A caller built against an older, smaller struct keeps
  * working: the library neither reads nor writes a field beyond its sz (it
  * reads such fields as 0); fields of a newer, larger struct that the
@@ -642,7 +643,7 @@ typedef void (*ds_pipeline_warn_fn)(void *arg, const char *msg);
 
 struct ds_pipeline_opts {
 	size_t sz;		/* sizeof(struct ds_pipeline_opts) */
-	/* every output in time order (DS_OUT_RECORD too); a nonzero return
+	/* every output in time order (DS_OUT_RECORD too); a negative return
 	 * stops ds_pipeline_run(), which returns it (no message then: the
 	 * callback knows why).  NULL: only the counts. */
 	ds_stitch_cb cb;
