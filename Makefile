@@ -16,7 +16,7 @@ FUZZ_TIME ?= 60
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-VERSION := 0.3.0
+VERSION := 0.4.0
 # the soname's number: bumped when the ABI of an existing function or struct
 # changes (1 since 0.3.0: sz first in ds_event, ds_ring, ds_sym_info, ...);
 # a new function only goes into a new version node of lib/libdeferstack.map
