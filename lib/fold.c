@@ -795,10 +795,20 @@ uint64_t ds_fold_samples(const struct ds_fold *f)
 }
 
 /*
- * The order of the keys "comm;root;...;leaf" by strcmp, without building
- * them: names hold no ';', so the first frame that differs decides, as its
- * two names, each followed by ';' (more frames) or NUL (the last one).
+ * The sort compares stacks as sequences of name ranks: names ranked in the
+ * order of their texts each followed by ';' (names hold no ';': no two
+ * compare equal).  The text "comm;...;leaf" of a stack is its names joined
+ * by ';', so where two stacks first differ in a name that both follow with
+ * more names, the ranks decide as strcmp would (the first byte that
+ * differs, or ';' against the longer name's next byte); where it is the
+ * last name of either (followed by NUL) the two names' texts decide
+ * (cmp_names); a stack whose names all begin another one comes first.
+ * Each stack's ranks are written out once, then stacks are sorted as
+ * arrays of integers: no view built per comparison, text read only at a
+ * last name.
  */
+
+/* The order of name a followed by ';' (amore) or NUL, and name b so. */
 static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b, bool bmore)
 {
 	size_t la, lb;
@@ -815,49 +825,121 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
 	return ca < cb ? -1 : ca > cb;
 }
 
-/* The order of two stacks' texts (their views). */
-static int cmp_views(const struct ds_fold *f, const struct view *vx, const struct view *vy)
+/* A name's first 8 bytes after ';' was appended, zeros after it, big
+ * endian: two names whose keys differ are in the order of their keys (a
+ * ';' faces a byte of the other name, never a padding zero: the names
+ * would be equal); equal keys: the first 8 bytes are the same. */
+struct nkey {
+	uint64_t key;
+	uint32_t id;
+};
+
+static uint64_t name_key(const struct ds_fold *f, uint32_t id)
 {
-	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
+	size_t len;
+	const unsigned char *s = (const unsigned char *)name_of(f, id, &len);
+	uint64_t k = 0;
 
-	/* run against run: a span both have is compared as two arrays, and
-	 * skipped at once when it is the same memory (a shared segment) */
-	for (;;) {
-		const uint32_t *rx, *ry;
-		size_t n;
-
-		while (px < 6 && ax >= vx->len[px]) {
-			px++;
-			ax = 0;
-		}
-		while (py < 6 && ay >= vy->len[py]) {
-			py++;
-			ay = 0;
-		}
-		if (px == 6 || py == 6)
-			break;
-		rx = vx->run[px] + ax;
-		ry = vy->run[py] + ay;
-		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
-		if (rx != ry) {
-			for (size_t i = 0; i < n; i++) {
-				if (rx[i] != ry[i])
-					return cmp_names(f, rx[i], done + i + 1 < vx->total, ry[i],
-							 done + i + 1 < vy->total);
-			}
-		}
-		ax += n;
-		ay += n;
-		done += n;
-	}
-	return vx->total < vy->total ? -1 : vx->total > vy->total;
+	for (size_t i = 0; i < 8; i++)
+		k = k << 8 | (i < len ? s[i] : i == len ? ';' : 0);
+	return k;
 }
 
-/* Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
- * that keeps the views of the two heads of a merge (a head stays while the
- * other side goes on: one view per step, not two per comparison); tmp
- * holds n.  No two stacks have the same text. */
-static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, size_t n)
+static bool nkey_before(const struct ds_fold *f, const struct nkey *a, const struct nkey *b)
+{
+	if (a->key != b->key)
+		return a->key < b->key;
+	return cmp_names(f, a->id, true, b->id, true) < 0;
+}
+
+/* Whether name a begins name b (or is b). */
+static bool name_begins(const struct ds_fold *f, uint32_t a, uint32_t b)
+{
+	size_t la, lb;
+	const char *sa = name_of(f, a, &la), *sb = name_of(f, b, &lb);
+
+	return la <= lb && !memcmp(sa, sb, la);
+}
+
+/* byrank[0, nr_names): the name ids in rank order, rank[id] their ranks,
+ * pfx[r]: whether the name of rank r begins another name (the names that
+ * begin with it are next to it in rank order: its neighbours tell): 0 or
+ * -ENOMEM. */
+static int name_ranks(const struct ds_fold *f, uint32_t **rank, uint32_t **byrank,
+		      unsigned char **pfx)
+{
+	size_t n = f->nr_names;
+	struct nkey *a = malloc((n + 1) * sizeof(*a)), *tmp = malloc((n + 1) * sizeof(*tmp));
+	struct nkey *src = a, *dst = tmp;
+	uint32_t *r = malloc((n + 1) * sizeof(*r)), *br = malloc((n + 1) * sizeof(*br));
+	unsigned char *pf = malloc(n + 1);
+
+	if (!a || !tmp || !r || !br || !pf) {
+		free(a);
+		free(tmp);
+		free(r);
+		free(br);
+		free(pf);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		a[i].key = name_key(f, (uint32_t)i);
+		a[i].id = (uint32_t)i;
+	}
+	for (size_t w = 1; w < n; w *= 2) {
+		for (size_t lo = 0; lo < n; lo += 2 * w) {
+			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+			size_t i = lo, j = mid, o = lo;
+
+			while (i < mid && j < hi)
+				dst[o++] = nkey_before(f, &src[j], &src[i]) ? src[j++] : src[i++];
+			while (i < mid)
+				dst[o++] = src[i++];
+			while (j < hi)
+				dst[o++] = src[j++];
+		}
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	for (size_t i = 0; i < n; i++) {
+		br[i] = src[i].id;
+		r[src[i].id] = (uint32_t)i;
+	}
+	for (size_t i = 0; i < n; i++)
+		pf[i] = (i > 0 && name_begins(f, br[i], br[i - 1])) ||
+			(i + 1 < n && name_begins(f, br[i], br[i + 1]));
+	free(a);
+	free(tmp);
+	*rank = r;
+	*byrank = br;
+	*pfx = pf;
+	return 0;
+}
+
+/* The order of the stacks whose name ranks are x[0, nx) and y[0, ny). */
+static int cmp_seq(const struct ds_fold *f, const uint32_t *byrank, const unsigned char *pfx,
+		   const uint32_t *x, size_t nx, const uint32_t *y, size_t ny)
+{
+	size_t n = nx < ny ? nx : ny;
+
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] == y[i])
+			continue;
+		/* a last name, when neither begins the other, differs from
+		 * the other one before its end: its ';' or NUL is not met */
+		if (i + 1 < n || !(pfx[x[i]] | pfx[y[i]]))
+			return x[i] < y[i] ? -1 : 1;
+		/* the last name of either */
+		return cmp_names(f, byrank[x[i]], i + 1 < nx, byrank[y[i]], i + 1 < ny);
+	}
+	return nx < ny ? -1 : nx > ny;
+}
+
+/* Sort the stack indices a[0, n) by their texts: stack i's name ranks are
+ * tok[at[i], at[i + 1]); a bottom-up merge sort, tmp holds n.  No two
+ * stacks have the same text. */
+static void sort_stacks(const struct ds_fold *f, const uint32_t *byrank, const unsigned char *pfx,
+			const uint32_t *tok, const size_t *at, uint32_t *a, uint32_t *tmp, size_t n)
 {
 	uint32_t *src = a, *dst = tmp;
 
@@ -865,21 +947,17 @@ static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, siz
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t i = lo, j = mid, o = lo;
-			struct view vi, vj;
 
-			if (i < mid && j < hi) {
-				view_of(f, &f->stacks[src[i]], &vi);
-				view_of(f, &f->stacks[src[j]], &vj);
-			}
 			while (i < mid && j < hi) {
-				if (cmp_views(f, &vi, &vj) < 0) {
-					dst[o++] = src[i++];
-					if (i < mid)
-						view_of(f, &f->stacks[src[i]], &vi);
+				uint32_t x = src[i], y = src[j];
+
+				if (cmp_seq(f, byrank, pfx, tok + at[x], at[x + 1] - at[x], tok + at[y],
+					    at[y + 1] - at[y]) < 0) {
+					dst[o++] = x;
+					i++;
 				} else {
-					dst[o++] = src[j++];
-					if (j < hi)
-						view_of(f, &f->stacks[src[j]], &vj);
+					dst[o++] = y;
+					j++;
 				}
 			}
 			while (i < mid)
@@ -895,6 +973,55 @@ static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, siz
 		memcpy(a, src, n * sizeof(*a));
 }
 
+/* order[0, nr_stacks): the stacks in the order of their texts: 0 or
+ * -ENOMEM. */
+static int stack_order(const struct ds_fold *f, uint32_t *order)
+{
+	size_t n = f->nr_stacks, ids = 0;
+	uint32_t *rank = NULL, *byrank = NULL, *tok = NULL, *tmp = NULL;
+	unsigned char *pfx = NULL;
+	size_t *at = NULL;
+	int err = -ENOMEM;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct fstack *st = &f->stacks[i];
+
+		ids += 1 + !!st->root + f->segs[st->useg].len + !!st->uleaf +
+		       f->segs[st->kseg].len + !!st->kleaf;
+	}
+	if (ids > SIZE_MAX / sizeof(*tok) - 1 || name_ranks(f, &rank, &byrank, &pfx))
+		return -ENOMEM;
+	at = malloc((n + 1) * sizeof(*at));
+	tmp = malloc((n + 1) * sizeof(*tmp));
+	tok = malloc((ids + 1) * sizeof(*tok));
+	if (!at || !tmp || !tok)
+		goto out;
+	ids = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct view v;
+		struct cursor c = { &v, 0, 0 };
+
+		view_of(f, &f->stacks[i], &v);
+		at[i] = ids;
+		for (size_t k = 0; k < v.total; k++)
+			tok[ids++] = rank[cur_next(&c)];
+		order[i] = (uint32_t)i;
+	}
+	at[n] = ids;
+	free(rank);
+	rank = NULL;
+	sort_stacks(f, byrank, pfx, tok, at, order, tmp, n);
+	err = 0;
+out:
+	free(rank);
+	free(byrank);
+	free(pfx);
+	free(tok);
+	free(tmp);
+	free(at);
+	return err;
+}
+
 /* Decimal digits of v before end: the first one. */
 static char *fmt_u64(char *end, uint64_t v)
 {
@@ -908,21 +1035,15 @@ static char *fmt_u64(char *end, uint64_t v)
 int ds_fold_write(const struct ds_fold *f, FILE *out)
 {
 	uint32_t *order = malloc((f->nr_stacks + 1) * sizeof(*order));
-	uint32_t *tmp = malloc((f->nr_stacks + 1) * sizeof(*tmp));
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	int err = 0;
 
-	if (!order || !tmp || !buf) {
+	if (!order || !buf || stack_order(f, order)) {
 		free(order);
-		free(tmp);
 		free(buf);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < f->nr_stacks; i++)
-		order[i] = (uint32_t)i;
-	sort_stacks(f, order, tmp, f->nr_stacks);
-	free(tmp);
 	/* by hand into a buffer, written in big pieces */
 	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
 		const struct fstack *st = &f->stacks[order[i]];

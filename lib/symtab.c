@@ -114,22 +114,34 @@ struct rkey {
 static void radix_sort(struct rkey *a, struct rkey *tmp, size_t n)
 {
 	struct rkey *src = a, *dst = tmp;
+	size_t count[8][256] = { { 0 } };
+	bool sorted = true;
 
-	for (unsigned shift = 0; shift < 64; shift += 8) {
-		size_t count[256] = { 0 }, pos = 0;
+	/* the eight bytes' counts in one pass; keys already in order (a
+	 * table in address order) are left so */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t k = src[i].key;
 
-		for (size_t i = 0; i < n; i++)
-			count[(src[i].key >> shift) & 0xff]++;
-		if (n && count[(src[0].key >> shift) & 0xff] == n)
+		sorted &= !i || src[i - 1].key <= k;
+		for (unsigned b = 0; b < 8; b++)
+			count[b][(k >> (8 * b)) & 0xff]++;
+	}
+	if (sorted)
+		return;
+	for (unsigned b = 0; b < 8; b++) {
+		unsigned shift = 8 * b;
+		size_t *c = count[b], pos = 0;
+
+		if (c[(src[0].key >> shift) & 0xff] == n)
 			continue;	/* one byte value: nothing to do */
-		for (size_t b = 0; b < 256; b++) {
-			size_t c = count[b];
+		for (size_t v = 0; v < 256; v++) {
+			size_t m = c[v];
 
-			count[b] = pos;
-			pos += c;
+			c[v] = pos;
+			pos += m;
 		}
 		for (size_t i = 0; i < n; i++)
-			dst[count[(src[i].key >> shift) & 0xff]++] = src[i];
+			dst[c[(src[i].key >> shift) & 0xff]++] = src[i];
 		dst = src;
 		src = src == a ? tmp : a;
 	}
