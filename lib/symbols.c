@@ -55,7 +55,7 @@ struct dso {
 	struct ds_nametab names;	/* PLT stubs, or a perf map's lines */
 	uint64_t plt_lo, plt_hi;	/* module addresses of the PLT stubs */
 	bool plt_read;		/* their names read into names */
-	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
+	struct ds_ktab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 	bool full_names;	/* C++ names with parameters (ds_symbols_opts) */
@@ -114,7 +114,7 @@ struct ds_symbols {
 	struct ds_sym_info **fchunks;	/* frames, FRAME_CHUNK per chunk */
 	size_t nr_frames, cap_fchunks;
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
-	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
+	struct ds_ktab kframes;	/* kernel ip -> frame id + 1 */
 	uint32_t gen_seq;	/* the last mapset generation given */
 	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
@@ -264,7 +264,7 @@ static void dso_free(struct dso *d)
 	free(d->demangled);
 	ds_symtab_free(&d->tab);
 	ds_nametab_free(&d->names);
-	ds_htab_free(&d->frame_by_off);
+	ds_ktab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -282,7 +282,7 @@ void ds_symbols_free(struct ds_symbols *s)
 	for (size_t i = 0; i < s->cap_fchunks; i++)
 		free(s->fchunks[i]);
 	free(s->fchunks);
-	ds_htab_free(&s->kframes);
+	ds_ktab_free(&s->kframes);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
 	free(s->sblocks);
@@ -446,7 +446,7 @@ static int retire_kstrs(struct ds_symbols *s)
 	char **v;
 
 	s->kgen++;
-	ds_htab_free(&s->kframes);
+	ds_ktab_free(&s->kframes);
 	if (!s->kstrs)
 		return 0;
 	v = realloc(s->old_kstrs, (s->nr_old_kstrs + 1) * sizeof(*v));
@@ -1430,7 +1430,7 @@ static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const c
 
 static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&s->kframes, ip, NULL, NULL);
+	uint32_t at = ds_ktab_get(&s->kframes, ip);
 	struct ds_sym_info si;
 	int err;
 
@@ -1441,7 +1441,7 @@ static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
 	resolve_kernel(s, ip, &si);
 	err = frame_add(s, &si, NULL, id);
 	if (!err)
-		err = ds_htab_put(&s->kframes, ip, (void *)(uintptr_t)(*id + 1));
+		err = ds_ktab_put(&s->kframes, ip, *id + 1);
 	return err;
 }
 
@@ -1464,7 +1464,7 @@ static int unknown_frame(struct ds_symbols *s, uint32_t *id)
 
 static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t *id)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&d->frame_by_off, off, NULL, NULL);
+	uint32_t at = ds_ktab_get(&d->frame_by_off, off);
 	struct ds_sym_info si;
 	char buf[PATH_MAX + 32];
 	int err;
@@ -1476,7 +1476,7 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 	resolve_user(s, d, off, &si, buf, sizeof(buf));
 	err = frame_add(s, &si, buf, id);
 	if (!err)
-		err = ds_htab_put(&d->frame_by_off, off, (void *)(uintptr_t)(*id + 1));
+		err = ds_ktab_put(&d->frame_by_off, off, *id + 1);
 	return err;
 }
 

@@ -440,6 +440,34 @@ static void t_itab(void **state)
 /* ds_fold_add_chain gives what ds_symbolize_chain + ds_fold_add_weighted
  * give, folded and as a flame graph, for chains of every shape; the same
  * names from both paths are one stack. */
+/* ds_ktab: keys in the slots; key 0, keys of one home slot (multiples of
+ * a large power of two), absent keys, growth */
+static void t_ktab(void **state)
+{
+	enum { N = 60000 };
+	struct ds_ktab t = { 0 };
+
+	(void)state;
+	assert_int_equal(ds_ktab_get(&t, 0), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t key = i % 3 ? (uint64_t)i << 40 : i * 0x9e3779b97f4a7c15ULL;
+
+		assert_int_equal(ds_ktab_get(&t, key), 0);
+		assert_int_equal(ds_ktab_put(&t, key, i + 1), 0);
+	}
+	assert_int_equal(t.used, N);
+	assert_true(t.used * 4 <= t.cap * 3);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t key = i % 3 ? (uint64_t)i << 40 : i * 0x9e3779b97f4a7c15ULL;
+
+		assert_int_equal(ds_ktab_get(&t, key), i + 1);
+		assert_int_equal(ds_ktab_get(&t, key + 1), 0);
+	}
+	assert_int_equal(ds_ktab_put(&t, 5, 0), -EINVAL);
+	ds_ktab_free(&t);
+	assert_int_equal(ds_ktab_get(&t, 0), 0);
+}
+
 static char *folded(struct ds_fold *fo, bool svg)
 {
 	char *text = NULL;
@@ -675,6 +703,7 @@ int main(void)
 		cmocka_unit_test(t_frames),
 		cmocka_unit_test(t_intervals),
 		cmocka_unit_test(t_itab),
+		cmocka_unit_test(t_ktab),
 		cmocka_unit_test(t_fold_chain),
 		cmocka_unit_test(t_kallsyms_lines),
 	};
