@@ -829,11 +829,6 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
  * endian: two names whose keys differ are in the order of their keys (a
  * ';' faces a byte of the other name, never a padding zero: the names
  * would be equal); equal keys: the first 8 bytes are the same. */
-struct nkey {
-	uint64_t key;
-	uint32_t id;
-};
-
 static uint64_t name_key(const struct ds_fold *f, uint32_t id)
 {
 	size_t len;
@@ -845,11 +840,11 @@ static uint64_t name_key(const struct ds_fold *f, uint32_t id)
 	return k;
 }
 
-static bool nkey_before(const struct ds_fold *f, const struct nkey *a, const struct nkey *b)
+static bool name_before(const struct ds_fold *f, const uint64_t *key, uint32_t a, uint32_t b)
 {
-	if (a->key != b->key)
-		return a->key < b->key;
-	return cmp_names(f, a->id, true, b->id, true) < 0;
+	if (key[a] != key[b])
+		return key[a] < key[b];
+	return cmp_names(f, a, true, b, true) < 0;
 }
 
 /* Whether name a begins name b (or is b). */
@@ -869,22 +864,21 @@ static int name_ranks(const struct ds_fold *f, uint32_t **rank, uint32_t **byran
 		      unsigned char **pfx)
 {
 	size_t n = f->nr_names;
-	struct nkey *a = malloc((n + 1) * sizeof(*a)), *tmp = malloc((n + 1) * sizeof(*tmp));
-	struct nkey *src = a, *dst = tmp;
-	uint32_t *r = malloc((n + 1) * sizeof(*r)), *br = malloc((n + 1) * sizeof(*br));
+	uint64_t *key = malloc((n + 1) * sizeof(*key));
+	uint32_t *a = malloc((n + 1) * sizeof(*a)), *tmp = malloc((n + 1) * sizeof(*tmp));
+	uint32_t *src = a, *dst = tmp;
 	unsigned char *pf = malloc(n + 1);
 
-	if (!a || !tmp || !r || !br || !pf) {
+	if (!key || !a || !tmp || !pf) {
+		free(key);
 		free(a);
 		free(tmp);
-		free(r);
-		free(br);
 		free(pf);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		a[i].key = name_key(f, (uint32_t)i);
-		a[i].id = (uint32_t)i;
+		key[i] = name_key(f, (uint32_t)i);
+		a[i] = (uint32_t)i;
 	}
 	for (size_t w = 1; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
@@ -892,7 +886,7 @@ static int name_ranks(const struct ds_fold *f, uint32_t **rank, uint32_t **byran
 			size_t i = lo, j = mid, o = lo;
 
 			while (i < mid && j < hi)
-				dst[o++] = nkey_before(f, &src[j], &src[i]) ? src[j++] : src[i++];
+				dst[o++] = name_before(f, key, src[j], src[i]) ? src[j++] : src[i++];
 			while (i < mid)
 				dst[o++] = src[i++];
 			while (j < hi)
@@ -901,63 +895,138 @@ static int name_ranks(const struct ds_fold *f, uint32_t **rank, uint32_t **byran
 		dst = src;
 		src = src == a ? tmp : a;
 	}
-	for (size_t i = 0; i < n; i++) {
-		br[i] = src[i].id;
-		r[src[i].id] = (uint32_t)i;
-	}
+	free(key);
+	/* src: the ids in rank order; the other array: their ranks */
+	dst = src == a ? tmp : a;
 	for (size_t i = 0; i < n; i++)
-		pf[i] = (i > 0 && name_begins(f, br[i], br[i - 1])) ||
-			(i + 1 < n && name_begins(f, br[i], br[i + 1]));
-	free(a);
-	free(tmp);
-	*rank = r;
-	*byrank = br;
+		dst[src[i]] = (uint32_t)i;
+	for (size_t i = 0; i < n; i++)
+		pf[i] = (i > 0 && name_begins(f, src[i], src[i - 1])) ||
+			(i + 1 < n && name_begins(f, src[i], src[i + 1]));
+	*rank = dst;
+	*byrank = src;
 	*pfx = pf;
 	return 0;
 }
 
-/* The order of the stacks whose name ranks are x[0, nx) and y[0, ny). */
-static int cmp_seq(const struct ds_fold *f, const uint32_t *byrank, const unsigned char *pfx,
-		   const uint32_t *x, size_t nx, const uint32_t *y, size_t ny)
-{
-	size_t n = nx < ny ? nx : ny;
+/* A stack's view (comm, root, user callers, user leaf, kernel callers,
+ * kernel leaf) in name ranks: the segments' runs point into rsegs, a
+ * ranked copy of seg_ids (segments are few: their ids a small fraction of
+ * the stacks' names), so two stacks that share a segment share its
+ * memory here too. */
+struct rview {
+	uint32_t one[4];	/* comm, root, user leaf, kernel leaf */
+	const uint32_t *run[6];
+	size_t len[6];
+	size_t total;
+};
 
-	for (size_t i = 0; i < n; i++) {
-		if (x[i] == y[i])
-			continue;
-		/* a last name, when neither begins the other, differs from
-		 * the other one before its end: its ';' or NUL is not met */
-		if (i + 1 < n || !(pfx[x[i]] | pfx[y[i]]))
-			return x[i] < y[i] ? -1 : 1;
-		/* the last name of either */
-		return cmp_names(f, byrank[x[i]], i + 1 < nx, byrank[y[i]], i + 1 < ny);
-	}
-	return nx < ny ? -1 : nx > ny;
+static void rview_of(const struct ds_fold *f, const uint32_t *rank, const uint32_t *rsegs,
+		     const struct fstack *st, struct rview *v)
+{
+	const struct fseg *u = &f->segs[st->useg], *k = &f->segs[st->kseg];
+
+	v->one[0] = rank[st->comm];
+	v->one[1] = st->root ? rank[st->root - 1] : 0;
+	v->one[2] = st->uleaf ? rank[st->uleaf - 1] : 0;
+	v->one[3] = st->kleaf ? rank[st->kleaf - 1] : 0;
+	v->run[0] = &v->one[0];
+	v->len[0] = 1;
+	v->run[1] = &v->one[1];
+	v->len[1] = st->root != 0;
+	v->run[2] = rsegs + u->off;
+	v->len[2] = u->len;
+	v->run[3] = &v->one[2];
+	v->len[3] = st->uleaf != 0;
+	v->run[4] = rsegs + k->off;
+	v->len[4] = k->len;
+	v->run[5] = &v->one[3];
+	v->len[5] = st->kleaf != 0;
+	v->total = 1 + v->len[1] + u->len + v->len[3] + k->len + v->len[5];
 }
 
-/* Sort the stack indices a[0, n) by their texts: stack i's name ranks are
- * tok[at[i], at[i + 1]); a bottom-up merge sort, tmp holds n.  No two
- * stacks have the same text. */
-static void sort_stacks(const struct ds_fold *f, const uint32_t *byrank, const unsigned char *pfx,
-			const uint32_t *tok, const size_t *at, uint32_t *a, uint32_t *tmp, size_t n)
+struct rank_ctx {
+	const struct ds_fold *f;
+	const uint32_t *rank, *byrank, *rsegs;
+	const unsigned char *pfx;
+};
+
+/* The order of two stacks' texts, run against run: a span both have is
+ * compared as two arrays, and skipped at once when it is the same memory
+ * (a shared segment); where they first differ, the ranks decide, or the
+ * names' texts at a last name that begins another or is begun by one. */
+static int cmp_rviews(const struct rank_ctx *c, const struct rview *vx, const struct rview *vy)
 {
+	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
+
+	for (;;) {
+		const uint32_t *rx, *ry;
+		size_t n;
+
+		while (px < 6 && ax >= vx->len[px]) {
+			px++;
+			ax = 0;
+		}
+		while (py < 6 && ay >= vy->len[py]) {
+			py++;
+			ay = 0;
+		}
+		if (px == 6 || py == 6)
+			break;
+		rx = vx->run[px] + ax;
+		ry = vy->run[py] + ay;
+		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
+		if (rx != ry) {
+			for (size_t i = 0; i < n; i++) {
+				bool xm, ym;
+
+				if (rx[i] == ry[i])
+					continue;
+				xm = done + i + 1 < vx->total;
+				ym = done + i + 1 < vy->total;
+				/* a last name, when neither begins the other,
+				 * differs from the other one before its end:
+				 * its ';' or NUL is not met */
+				if ((xm && ym) || !(c->pfx[rx[i]] | c->pfx[ry[i]]))
+					return rx[i] < ry[i] ? -1 : 1;
+				return cmp_names(c->f, c->byrank[rx[i]], xm, c->byrank[ry[i]], ym);
+			}
+		}
+		ax += n;
+		ay += n;
+		done += n;
+	}
+	return vx->total < vy->total ? -1 : vx->total > vy->total;
+}
+
+/* Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
+ * that keeps the views of the two heads of a merge (a head stays while the
+ * other side goes on: one view per step, not two per comparison); tmp
+ * holds n.  No two stacks have the same text. */
+static void sort_stacks(const struct rank_ctx *c, uint32_t *a, uint32_t *tmp, size_t n)
+{
+	const struct ds_fold *f = c->f;
 	uint32_t *src = a, *dst = tmp;
 
 	for (size_t w = 1; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t i = lo, j = mid, o = lo;
+			struct rview vi, vj;
 
+			if (i < mid && j < hi) {
+				rview_of(f, c->rank, c->rsegs, &f->stacks[src[i]], &vi);
+				rview_of(f, c->rank, c->rsegs, &f->stacks[src[j]], &vj);
+			}
 			while (i < mid && j < hi) {
-				uint32_t x = src[i], y = src[j];
-
-				if (cmp_seq(f, byrank, pfx, tok + at[x], at[x + 1] - at[x], tok + at[y],
-					    at[y + 1] - at[y]) < 0) {
-					dst[o++] = x;
-					i++;
+				if (cmp_rviews(c, &vi, &vj) < 0) {
+					dst[o++] = src[i++];
+					if (i < mid)
+						rview_of(f, c->rank, c->rsegs, &f->stacks[src[i]], &vi);
 				} else {
-					dst[o++] = y;
-					j++;
+					dst[o++] = src[j++];
+					if (j < hi)
+						rview_of(f, c->rank, c->rsegs, &f->stacks[src[j]], &vj);
 				}
 			}
 			while (i < mid)
@@ -977,48 +1046,31 @@ static void sort_stacks(const struct ds_fold *f, const uint32_t *byrank, const u
  * -ENOMEM. */
 static int stack_order(const struct ds_fold *f, uint32_t *order)
 {
-	size_t n = f->nr_stacks, ids = 0;
-	uint32_t *rank = NULL, *byrank = NULL, *tok = NULL, *tmp = NULL;
+	size_t n = f->nr_stacks;
+	uint32_t *rank = NULL, *byrank = NULL, *rsegs = NULL, *tmp = NULL;
 	unsigned char *pfx = NULL;
-	size_t *at = NULL;
+	struct rank_ctx c;
 	int err = -ENOMEM;
 
-	for (size_t i = 0; i < n; i++) {
-		const struct fstack *st = &f->stacks[i];
-
-		ids += 1 + !!st->root + f->segs[st->useg].len + !!st->uleaf +
-		       f->segs[st->kseg].len + !!st->kleaf;
-	}
-	if (ids > SIZE_MAX / sizeof(*tok) - 1 || name_ranks(f, &rank, &byrank, &pfx))
+	if (name_ranks(f, &rank, &byrank, &pfx))
 		return -ENOMEM;
-	at = malloc((n + 1) * sizeof(*at));
 	tmp = malloc((n + 1) * sizeof(*tmp));
-	tok = malloc((ids + 1) * sizeof(*tok));
-	if (!at || !tmp || !tok)
+	rsegs = malloc((f->ids_len + 1) * sizeof(*rsegs));
+	if (!tmp || !rsegs)
 		goto out;
-	ids = 0;
-	for (size_t i = 0; i < n; i++) {
-		struct view v;
-		struct cursor c = { &v, 0, 0 };
-
-		view_of(f, &f->stacks[i], &v);
-		at[i] = ids;
-		for (size_t k = 0; k < v.total; k++)
-			tok[ids++] = rank[cur_next(&c)];
+	for (size_t i = 0; i < f->ids_len; i++)
+		rsegs[i] = rank[f->seg_ids[i]];
+	for (size_t i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
-	}
-	at[n] = ids;
-	free(rank);
-	rank = NULL;
-	sort_stacks(f, byrank, pfx, tok, at, order, tmp, n);
+	c = (struct rank_ctx){ f, rank, byrank, rsegs, pfx };
+	sort_stacks(&c, order, tmp, n);
 	err = 0;
 out:
 	free(rank);
 	free(byrank);
 	free(pfx);
-	free(tok);
+	free(rsegs);
 	free(tmp);
-	free(at);
 	return err;
 }
 
