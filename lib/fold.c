@@ -795,20 +795,10 @@ uint64_t ds_fold_samples(const struct ds_fold *f)
 }
 
 /*
- * The sort compares stacks as sequences of name ranks: names ranked in the
- * order of their texts each followed by ';' (names hold no ';': no two
- * compare equal).  The text "comm;...;leaf" of a stack is its names joined
- * by ';', so where two stacks first differ in a name that both follow with
- * more names, the ranks decide as strcmp would (the first byte that
- * differs, or ';' against the longer name's next byte); where it is the
- * last name of either (followed by NUL) the two names' texts decide
- * (cmp_names); a stack whose names all begin another one comes first.
- * Each stack's ranks are written out once, then stacks are sorted as
- * arrays of integers: no view built per comparison, text read only at a
- * last name.
+ * The order of the keys "comm;root;...;leaf" by strcmp, without building
+ * them: names hold no ';', so the first frame that differs decides, as its
+ * two names, each followed by ';' (more frames) or NUL (the last one).
  */
-
-/* The order of name a followed by ';' (amore) or NUL, and name b so. */
 static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b, bool bmore)
 {
 	size_t la, lb;
@@ -825,140 +815,13 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
 	return ca < cb ? -1 : ca > cb;
 }
 
-/* A name's first 8 bytes after ';' was appended, zeros after it, big
- * endian: two names whose keys differ are in the order of their keys (a
- * ';' faces a byte of the other name, never a padding zero: the names
- * would be equal); equal keys: the first 8 bytes are the same. */
-static uint64_t name_key(const struct ds_fold *f, uint32_t id)
-{
-	size_t len;
-	const unsigned char *s = (const unsigned char *)name_of(f, id, &len);
-	uint64_t k = 0;
-
-	for (size_t i = 0; i < 8; i++)
-		k = k << 8 | (i < len ? s[i] : i == len ? ';' : 0);
-	return k;
-}
-
-static bool name_before(const struct ds_fold *f, const uint64_t *key, uint32_t a, uint32_t b)
-{
-	if (key[a] != key[b])
-		return key[a] < key[b];
-	return cmp_names(f, a, true, b, true) < 0;
-}
-
-/* Whether name a begins name b (or is b). */
-static bool name_begins(const struct ds_fold *f, uint32_t a, uint32_t b)
-{
-	size_t la, lb;
-	const char *sa = name_of(f, a, &la), *sb = name_of(f, b, &lb);
-
-	return la <= lb && !memcmp(sa, sb, la);
-}
-
-/* byrank[0, nr_names): the name ids in rank order, rank[id] their ranks,
- * pfx[r]: whether the name of rank r begins another name (the names that
- * begin with it are next to it in rank order: its neighbours tell): 0 or
- * -ENOMEM. */
-static int name_ranks(const struct ds_fold *f, uint32_t **rank, uint32_t **byrank,
-		      unsigned char **pfx)
-{
-	size_t n = f->nr_names;
-	uint64_t *key = malloc((n + 1) * sizeof(*key));
-	uint32_t *a = malloc((n + 1) * sizeof(*a)), *tmp = malloc((n + 1) * sizeof(*tmp));
-	uint32_t *src = a, *dst = tmp;
-	unsigned char *pf = malloc(n + 1);
-
-	if (!key || !a || !tmp || !pf) {
-		free(key);
-		free(a);
-		free(tmp);
-		free(pf);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		key[i] = name_key(f, (uint32_t)i);
-		a[i] = (uint32_t)i;
-	}
-	for (size_t w = 1; w < n; w *= 2) {
-		for (size_t lo = 0; lo < n; lo += 2 * w) {
-			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, o = lo;
-
-			while (i < mid && j < hi)
-				dst[o++] = name_before(f, key, src[j], src[i]) ? src[j++] : src[i++];
-			while (i < mid)
-				dst[o++] = src[i++];
-			while (j < hi)
-				dst[o++] = src[j++];
-		}
-		dst = src;
-		src = src == a ? tmp : a;
-	}
-	free(key);
-	/* src: the ids in rank order; the other array: their ranks */
-	dst = src == a ? tmp : a;
-	for (size_t i = 0; i < n; i++)
-		dst[src[i]] = (uint32_t)i;
-	for (size_t i = 0; i < n; i++)
-		pf[i] = (i > 0 && name_begins(f, src[i], src[i - 1])) ||
-			(i + 1 < n && name_begins(f, src[i], src[i + 1]));
-	*rank = dst;
-	*byrank = src;
-	*pfx = pf;
-	return 0;
-}
-
-/* A stack's view (comm, root, user callers, user leaf, kernel callers,
- * kernel leaf) in name ranks: the segments' runs point into rsegs, a
- * ranked copy of seg_ids (segments are few: their ids a small fraction of
- * the stacks' names), so two stacks that share a segment share its
- * memory here too. */
-struct rview {
-	uint32_t one[4];	/* comm, root, user leaf, kernel leaf */
-	const uint32_t *run[6];
-	size_t len[6];
-	size_t total;
-};
-
-static void rview_of(const struct ds_fold *f, const uint32_t *rank, const uint32_t *rsegs,
-		     const struct fstack *st, struct rview *v)
-{
-	const struct fseg *u = &f->segs[st->useg], *k = &f->segs[st->kseg];
-
-	v->one[0] = rank[st->comm];
-	v->one[1] = st->root ? rank[st->root - 1] : 0;
-	v->one[2] = st->uleaf ? rank[st->uleaf - 1] : 0;
-	v->one[3] = st->kleaf ? rank[st->kleaf - 1] : 0;
-	v->run[0] = &v->one[0];
-	v->len[0] = 1;
-	v->run[1] = &v->one[1];
-	v->len[1] = st->root != 0;
-	v->run[2] = rsegs + u->off;
-	v->len[2] = u->len;
-	v->run[3] = &v->one[2];
-	v->len[3] = st->uleaf != 0;
-	v->run[4] = rsegs + k->off;
-	v->len[4] = k->len;
-	v->run[5] = &v->one[3];
-	v->len[5] = st->kleaf != 0;
-	v->total = 1 + v->len[1] + u->len + v->len[3] + k->len + v->len[5];
-}
-
-struct rank_ctx {
-	const struct ds_fold *f;
-	const uint32_t *rank, *byrank, *rsegs;
-	const unsigned char *pfx;
-};
-
-/* The order of two stacks' texts, run against run: a span both have is
- * compared as two arrays, and skipped at once when it is the same memory
- * (a shared segment); where they first differ, the ranks decide, or the
- * names' texts at a last name that begins another or is begun by one. */
-static int cmp_rviews(const struct rank_ctx *c, const struct rview *vx, const struct rview *vy)
+/* The order of two stacks' texts (their views). */
+static int cmp_views(const struct ds_fold *f, const struct view *vx, const struct view *vy)
 {
 	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
 
+	/* run against run: a span both have is compared as two arrays, and
+	 * skipped at once when it is the same memory (a shared segment) */
 	for (;;) {
 		const uint32_t *rx, *ry;
 		size_t n;
@@ -978,18 +841,9 @@ static int cmp_rviews(const struct rank_ctx *c, const struct rview *vx, const st
 		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
 		if (rx != ry) {
 			for (size_t i = 0; i < n; i++) {
-				bool xm, ym;
-
-				if (rx[i] == ry[i])
-					continue;
-				xm = done + i + 1 < vx->total;
-				ym = done + i + 1 < vy->total;
-				/* a last name, when neither begins the other,
-				 * differs from the other one before its end:
-				 * its ';' or NUL is not met */
-				if ((xm && ym) || !(c->pfx[rx[i]] | c->pfx[ry[i]]))
-					return rx[i] < ry[i] ? -1 : 1;
-				return cmp_names(c->f, c->byrank[rx[i]], xm, c->byrank[ry[i]], ym);
+				if (rx[i] != ry[i])
+					return cmp_names(f, rx[i], done + i + 1 < vx->total, ry[i],
+							 done + i + 1 < vy->total);
 			}
 		}
 		ax += n;
@@ -1003,30 +857,29 @@ static int cmp_rviews(const struct rank_ctx *c, const struct rview *vx, const st
  * that keeps the views of the two heads of a merge (a head stays while the
  * other side goes on: one view per step, not two per comparison); tmp
  * holds n.  No two stacks have the same text. */
-static void sort_stacks(const struct rank_ctx *c, uint32_t *a, uint32_t *tmp, size_t n)
+static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, size_t n)
 {
-	const struct ds_fold *f = c->f;
 	uint32_t *src = a, *dst = tmp;
 
 	for (size_t w = 1; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
 			size_t i = lo, j = mid, o = lo;
-			struct rview vi, vj;
+			struct view vi, vj;
 
 			if (i < mid && j < hi) {
-				rview_of(f, c->rank, c->rsegs, &f->stacks[src[i]], &vi);
-				rview_of(f, c->rank, c->rsegs, &f->stacks[src[j]], &vj);
+				view_of(f, &f->stacks[src[i]], &vi);
+				view_of(f, &f->stacks[src[j]], &vj);
 			}
 			while (i < mid && j < hi) {
-				if (cmp_rviews(c, &vi, &vj) < 0) {
+				if (cmp_views(f, &vi, &vj) < 0) {
 					dst[o++] = src[i++];
 					if (i < mid)
-						rview_of(f, c->rank, c->rsegs, &f->stacks[src[i]], &vi);
+						view_of(f, &f->stacks[src[i]], &vi);
 				} else {
 					dst[o++] = src[j++];
 					if (j < hi)
-						rview_of(f, c->rank, c->rsegs, &f->stacks[src[j]], &vj);
+						view_of(f, &f->stacks[src[j]], &vj);
 				}
 			}
 			while (i < mid)
@@ -1042,38 +895,6 @@ static void sort_stacks(const struct rank_ctx *c, uint32_t *a, uint32_t *tmp, si
 		memcpy(a, src, n * sizeof(*a));
 }
 
-/* order[0, nr_stacks): the stacks in the order of their texts: 0 or
- * -ENOMEM. */
-static int stack_order(const struct ds_fold *f, uint32_t *order)
-{
-	size_t n = f->nr_stacks;
-	uint32_t *rank = NULL, *byrank = NULL, *rsegs = NULL, *tmp = NULL;
-	unsigned char *pfx = NULL;
-	struct rank_ctx c;
-	int err = -ENOMEM;
-
-	if (name_ranks(f, &rank, &byrank, &pfx))
-		return -ENOMEM;
-	tmp = malloc((n + 1) * sizeof(*tmp));
-	rsegs = malloc((f->ids_len + 1) * sizeof(*rsegs));
-	if (!tmp || !rsegs)
-		goto out;
-	for (size_t i = 0; i < f->ids_len; i++)
-		rsegs[i] = rank[f->seg_ids[i]];
-	for (size_t i = 0; i < n; i++)
-		order[i] = (uint32_t)i;
-	c = (struct rank_ctx){ f, rank, byrank, rsegs, pfx };
-	sort_stacks(&c, order, tmp, n);
-	err = 0;
-out:
-	free(rank);
-	free(byrank);
-	free(pfx);
-	free(rsegs);
-	free(tmp);
-	return err;
-}
-
 /* Decimal digits of v before end: the first one. */
 static char *fmt_u64(char *end, uint64_t v)
 {
@@ -1087,15 +908,21 @@ static char *fmt_u64(char *end, uint64_t v)
 int ds_fold_write(const struct ds_fold *f, FILE *out)
 {
 	uint32_t *order = malloc((f->nr_stacks + 1) * sizeof(*order));
+	uint32_t *tmp = malloc((f->nr_stacks + 1) * sizeof(*tmp));
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
 	int err = 0;
 
-	if (!order || !buf || stack_order(f, order)) {
+	if (!order || !tmp || !buf) {
 		free(order);
+		free(tmp);
 		free(buf);
 		return -ENOMEM;
 	}
+	for (size_t i = 0; i < f->nr_stacks; i++)
+		order[i] = (uint32_t)i;
+	sort_stacks(f, order, tmp, f->nr_stacks);
+	free(tmp);
 	/* by hand into a buffer, written in big pieces */
 	for (size_t i = 0; i < f->nr_stacks && !err; i++) {
 		const struct fstack *st = &f->stacks[order[i]];
