@@ -431,25 +431,38 @@ static int sort_syms(struct sweep *w)
 {
 	struct rkey *k = malloc((w->n ? w->n : 1) * sizeof(*k));
 	struct rkey *tmp = malloc((w->n ? w->n : 1) * sizeof(*tmp));
-	struct esym *e = malloc((w->n ? w->n : 1) * sizeof(*e));
 	int err = -ENOMEM;
 
-	if (k && tmp && e) {
+	if (k && tmp) {
 		for (size_t i = 0; i < w->n; i++) {
 			k[i].key = w->e[i].value;
 			k[i].idx = i;
 		}
 		radix_sort(k, tmp, w->n);
-		for (size_t i = 0; i < w->n; i++)
-			e[i] = w->e[k[i].idx];
-		free(w->e);
-		w->e = e;
-		e = NULL;
+		/* e[i] = old e[k[i].idx], in place, cycle by cycle (no second
+		 * array of the table's size to fault in); a place filled is
+		 * marked UINT64_MAX in k */
+		for (size_t i = 0; i < w->n; i++) {
+			struct esym first;
+			size_t j = i;
+
+			if (k[i].idx == UINT64_MAX)
+				continue;
+			first = w->e[i];
+			while (k[j].idx != i) {
+				size_t from = (size_t)k[j].idx;
+
+				w->e[j] = w->e[from];
+				k[j].idx = UINT64_MAX;
+				j = from;
+			}
+			w->e[j] = first;
+			k[j].idx = UINT64_MAX;
+		}
 		err = 0;
 	}
 	free(k);
 	free(tmp);
-	free(e);
 	return err;
 }
 
