@@ -391,7 +391,7 @@ struct ks_reader {
 	size_t len, at;		/* bytes in buf, the next line's start */
 	bool eof;
 	int err;
-	char piece[KS_LINE + 1];	/* a line that ends no newline */
+	char piece[KS_LINE + 1];	/* a 511-byte piece, a last line without newline */
 };
 
 /* The next line, NUL-terminated, or NULL at the end (or at an error:
