@@ -84,7 +84,7 @@ measure() {
 	shift
 	for i in $(seq "$runs"); do
 		/usr/bin/time -v -o "$dir/$name.time" "$@" > /dev/null 2> "$dir/$name.err"
-		read -r t m < <(awk -f "$root/bench/time-v.awk" "$dir/$name.time")
+		read -r t m _ < <(awk -f "$root/bench/time-v.awk" "$dir/$name.time")
 		if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN { exit !(a < b) }'; then
 			best=$t bestrss=$m
 		fi

@@ -78,26 +78,33 @@ if [ $rc -ne 0 ] || [ ! -s "$dir/real.data" ]; then
 	exit 0
 fi
 
-# measure NAME CMD...: median wall time and median peak RSS of $runs runs
-declare -A wall rss
+# measure NAME CMD...: median wall time, median CPU time (user + system)
+# and median peak RSS of $runs runs (the CPU time varies less than the wall
+# time on a shared machine)
+declare -A wall rss cpu
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 measure() {
-	local name=$1 i t m ts=() ms=()
+	local name=$1 i t m c ts=() ms=() cs=()
 	shift
 	for i in $(seq "$runs"); do
 		/usr/bin/time -v -o "$dir/$name.time" "$@" > /dev/null 2> "$dir/$name.err"
-		read -r t m < <(awk -f "$root/bench/time-v.awk" "$dir/$name.time")
+		read -r t m c < <(awk -f "$root/bench/time-v.awk" "$dir/$name.time")
 		ts+=("$t")
 		ms+=("$m")
+		cs+=("$c")
 	done
-	wall[$name]=$(printf '%s\n' "${ts[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-	rss[$name]=$(printf '%s\n' "${ms[@]}" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
-	printf '  %-22s %7.2f s %9d KiB   (runs: %s s)\n' "$name" "${wall[$name]}" "${rss[$name]}" "${ts[*]}"
+	wall[$name]=$(printf '%s\n' "${ts[@]}" | median)
+	rss[$name]=$(printf '%s\n' "${ms[@]}" | median)
+	cpu[$name]=$(printf '%s\n' "${cs[@]}" | median)
+	printf '  %-22s %7.2f s wall %6.2f s CPU %9d KiB   (runs: %s s)\n' "$name" "${wall[$name]}" \
+		"${cpu[$name]}" "${rss[$name]}" "${ts[*]}"
 }
 
 ratio() {	# ratio NAME REF
 	awk -v tn="${wall[$1]}" -v tr="${wall[$2]}" -v mn="${rss[$1]}" -v mr="${rss[$2]}" \
-		-v n="$1" -v r="$2" 'BEGIN { printf "  %-22s %6.1fx the speed of %s, memory 1/%.1f of it\n",
-		n, tr / (tn > 0 ? tn : 0.005), r, mr / (mn > 0 ? mn : 1) }'
+		-v cn="${cpu[$1]}" -v cr="${cpu[$2]}" -v n="$1" -v r="$2" \
+		'BEGIN { printf "  %-22s %6.1fx the speed of %s (CPU time: %.1fx), memory 1/%.1f of it\n",
+		n, tr / (tn > 0 ? tn : 0.005), r, cr / (cn > 0 ? cn : 0.005), mr / (mn > 0 ? mn : 1) }'
 }
 
 echo "=== real-recording benchmark: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"

@@ -129,3 +129,46 @@ void ds_htab_free(struct ds_htab *t)
 	t->e = NULL;
 	t->used = t->cap = 0;
 }
+
+/* ---- u64 keys -> u32 values, keys in the slots */
+
+static void kplace(struct ds_ktab *t, uint64_t key, uint32_t val)
+{
+	size_t i = ds_hash64(key) & (t->cap - 1);
+
+	while (t->s[i].val)
+		i = (i + 1) & (t->cap - 1);
+	t->s[i].key = key;
+	t->s[i].val = val;
+}
+
+int ds_ktab_put(struct ds_ktab *t, uint64_t key, uint32_t val)
+{
+	if (!val)
+		return -EINVAL;
+	if ((t->used + 1) * 4 > t->cap * 3) {
+		struct ds_ktab n = { NULL, t->cap ? t->cap * 2 : 64, t->used };
+
+		if (n.cap > SIZE_MAX / sizeof(*n.s))
+			return -ENOMEM;
+		n.s = calloc(n.cap, sizeof(*n.s));
+		if (!n.s)
+			return -ENOMEM;
+		for (size_t i = 0; i < t->cap; i++) {
+			if (t->s[i].val)
+				kplace(&n, t->s[i].key, t->s[i].val);
+		}
+		free(t->s);
+		*t = n;
+	}
+	kplace(t, key, val);
+	t->used++;
+	return 0;
+}
+
+void ds_ktab_free(struct ds_ktab *t)
+{
+	free(t->s);
+	t->s = NULL;
+	t->cap = t->used = 0;
+}

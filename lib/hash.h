@@ -158,4 +158,38 @@ static inline void *ds_htab_get(const struct ds_htab *t, uint64_t key, ds_heq eq
 	return i == SIZE_MAX ? NULL : t->e[t->ix.s[i].val - 1].val;
 }
 
+/*
+ * ds_ktab: u64 keys -> non-zero u32 values, the key in the slot (open
+ * addressing, linear probing, grown at 3/4 load, no deletion): one cache
+ * line per lookup where ds_htab reads a slot, then an entry.  For the hot
+ * tables of frames (an object's file offsets, kernel addresses -> frame
+ * id + 1), looked up once per frame of every sample.
+ */
+struct ds_kslot {
+	uint64_t key;
+	uint32_t val;		/* 0: free slot */
+};
+
+struct ds_ktab {
+	struct ds_kslot *s;
+	size_t cap, used;	/* cap: 0 or a power of two */
+};
+
+/* The value of key, or 0. */
+static inline uint32_t ds_ktab_get(const struct ds_ktab *t, uint64_t key)
+{
+	if (!t->cap)
+		return 0;
+	for (size_t i = ds_hash64(key) & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+		const struct ds_kslot *sl = &t->s[i];
+
+		if (sl->key == key || !sl->val)
+			return sl->val;
+	}
+}
+
+/* Add key -> val (non-zero; key not in t yet): 0 or -ENOMEM. */
+int ds_ktab_put(struct ds_ktab *t, uint64_t key, uint32_t val);
+void ds_ktab_free(struct ds_ktab *t);
+
 #endif

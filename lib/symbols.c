@@ -55,7 +55,7 @@ struct dso {
 	struct ds_nametab names;	/* PLT stubs, or a perf map's lines */
 	uint64_t plt_lo, plt_hi;	/* module addresses of the PLT stubs */
 	bool plt_read;		/* their names read into names */
-	struct ds_htab frame_by_off;	/* file offset -> frame id + 1 */
+	struct ds_ktab frame_by_off;	/* file offset -> frame id + 1 */
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 	bool full_names;	/* C++ names with parameters (ds_symbols_opts) */
@@ -114,7 +114,7 @@ struct ds_symbols {
 	struct ds_sym_info **fchunks;	/* frames, FRAME_CHUNK per chunk */
 	size_t nr_frames, cap_fchunks;
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
-	struct ds_htab kframes;	/* kernel ip -> frame id + 1 */
+	struct ds_ktab kframes;	/* kernel ip -> frame id + 1 */
 	uint32_t gen_seq;	/* the last mapset generation given */
 	uint32_t kgen;		/* kallsyms (re)loads */
 	struct mapset *last_ms;	/* the last process looked up */
@@ -264,7 +264,7 @@ static void dso_free(struct dso *d)
 	free(d->demangled);
 	ds_symtab_free(&d->tab);
 	ds_nametab_free(&d->names);
-	ds_htab_free(&d->frame_by_off);
+	ds_ktab_free(&d->frame_by_off);
 	free(d->path);
 	free(d->segs);
 	free(d);
@@ -282,7 +282,7 @@ void ds_symbols_free(struct ds_symbols *s)
 	for (size_t i = 0; i < s->cap_fchunks; i++)
 		free(s->fchunks[i]);
 	free(s->fchunks);
-	ds_htab_free(&s->kframes);
+	ds_ktab_free(&s->kframes);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
 	free(s->sblocks);
@@ -334,9 +334,10 @@ static unsigned long long hex_prefix(const char *p, char **end)
 }
 
 /* sscanf(line, "%llx %c %255s", addr, type, name) == 3, a few times
- * faster (a /proc/kallsyms has 200,000 lines). */
+ * faster (a /proc/kallsyms has 200,000 lines): the name is not copied but
+ * pointed to (*name, its first *nlen <= 255 bytes). */
 static bool parse_kallsyms_line(const char *p, unsigned long long *addr, char *type,
-				char name[256])
+				const char **name, size_t *nlen)
 {
 	const char *digits;
 	char *end;
@@ -363,10 +364,78 @@ static bool parse_kallsyms_line(const char *p, unsigned long long *addr, char *t
 	*type = *p++;
 	while (is_space(*p))
 		p++;
-	while (*p && !is_space(*p) && n < 255)
-		name[n++] = *p++;
-	name[n] = 0;
+	*name = p;
+	while (n < 255) {	/* spaces and NUL are at most ' ' */
+		unsigned char c = (unsigned char)p[n];
+
+		if (c <= ' ' && (!c || is_space((char)c)))
+			break;
+		n++;
+	}
+	*nlen = n;
 	return n > 0;
+}
+
+/*
+ * The lines of kallsyms text as fgets(line, 512, f) gives them (a line of
+ * more than 511 bytes comes in pieces of 511), each NUL-terminated in
+ * place of its newline (the same to the parser: a newline is only ever
+ * skipped as space or ends a word), from 256 KiB reads of fd.
+ */
+#define KS_CHUNK (256u << 10)
+#define KS_LINE 511
+
+struct ks_reader {
+	int fd;
+	char *buf;
+	size_t len, at;		/* bytes in buf, the next line's start */
+	bool eof;
+	int err;
+	char piece[KS_LINE + 1];	/* a 511-byte piece, a last line without newline */
+};
+
+/* The next line, NUL-terminated, or NULL at the end (or at an error:
+ * r->err, -errno). */
+static char *ks_next(struct ks_reader *r)
+{
+	for (;;) {
+		char *p = r->buf + r->at, *nl;
+		size_t left = r->len - r->at, n = left < KS_LINE ? left : KS_LINE;
+
+		nl = memchr(p, '\n', n);
+		if (nl) {
+			*nl = 0;
+			r->at += (size_t)(nl - p) + 1;
+			return p;
+		}
+		if (left >= KS_LINE || (r->eof && left)) {
+			/* a piece of a long line, or the last line without
+			 * a newline */
+			memcpy(r->piece, p, n);
+			r->piece[n] = 0;
+			r->at += n;
+			return r->piece;
+		}
+		if (r->eof)
+			return NULL;
+		/* the start of a line: kept, more read after it */
+		memmove(r->buf, p, left);
+		r->len = left;
+		r->at = 0;
+		for (;;) {
+			ssize_t got = read(r->fd, r->buf + r->len, KS_CHUNK - r->len);
+
+			if (got < 0 && errno == EINTR)
+				continue;
+			if (got < 0) {
+				r->err = -errno;
+				return NULL;
+			}
+			r->eof = got == 0;
+			r->len += (size_t)got;
+			break;
+		}
+	}
 }
 
 /* Before kallsyms are (re)loaded: the kernel frames resolved so far keep
@@ -377,7 +446,7 @@ static int retire_kstrs(struct ds_symbols *s)
 	char **v;
 
 	s->kgen++;
-	ds_htab_free(&s->kframes);
+	ds_ktab_free(&s->kframes);
 	if (!s->kstrs)
 		return 0;
 	v = realloc(s->old_kstrs, (s->nr_old_kstrs + 1) * sizeof(*v));
@@ -391,8 +460,8 @@ static int retire_kstrs(struct ds_symbols *s)
 
 int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 {
-	FILE *f;
-	char line[512];
+	struct ks_reader r = { .fd = -1 };
+	char *line;
 	size_t cap = 0, slen = 0, scap = 0;
 	bool nonzero = false, is_chr;
 	int err = 0, fd;
@@ -419,37 +488,44 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	if (fd < 0)
 		return fd;
-	err = ds_fdopen_read(fd, &f);
-	if (err)
-		return err;
+	r.fd = fd;
+	r.buf = malloc(KS_CHUNK);
+	if (!r.buf) {
+		close(fd);
+		return -ENOMEM;
+	}
 	free(s->ksyms);
 	s->ksyms = NULL;
 	s->nr_ksyms = 0;
-	while (fgets(line, sizeof(line), f)) {
-		char type, name[256];
+	while ((line = ks_next(&r))) {
+		char type;
+		const char *name;
 		unsigned long long addr;
 		size_t nl;
 
-		if (!parse_kallsyms_line(line, &addr, &type, name))
+		if (!parse_kallsyms_line(line, &addr, &type, &name, &nl))
 			continue;
-		if (!strcmp(name, "_text") || !strcmp(name, "_stext")) {
-			if (!s->ktext || !strcmp(name, "_text"))
+		if ((nl == 5 && !memcmp(name, "_text", 5)) ||
+		    (nl == 6 && !memcmp(name, "_stext", 6))) {
+			if (!s->ktext || nl == 5)
 				s->ktext = addr;
 		}
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		nl = strlen(name) + 1;
-		if ((err = ds_grow(&s->kstrs, &scap, slen + nl, 1)) ||
+		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1, 1)) ||
 		    (err = ds_grow(&s->ksyms, &cap, s->nr_ksyms + 1, sizeof(struct sym))))
 			break;
 		memcpy(s->kstrs + slen, name, nl);
+		s->kstrs[slen + nl] = 0;
 		s->ksyms[s->nr_ksyms].start = addr;
 		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
 		s->nr_ksyms++;
-		slen += nl;
+		slen += nl + 1;
 	}
-	fclose(f);
+	/* a read error ends the text, as it ended fgets() */
+	free(r.buf);
+	close(fd);
 	if (err) {
 		s->nr_ksyms = 0;	/* names not resolved yet: none */
 		return err;
@@ -1179,6 +1255,34 @@ static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sy
 	}
 }
 
+/* snprintf(buf, len, "[%s+0x%" PRIx64 "]", name, off), by hand: an
+ * object's frames without a symbol are many (a tenth of the frames of a
+ * real recording). */
+static void addr_name(char *buf, size_t len, const char *name, uint64_t off)
+{
+	static const char xd[] = "0123456789abcdef";
+	size_t n = strlen(name), nd = 1;
+	char *p;
+
+	while (nd < 16 && off >> (4 * nd))
+		nd++;
+	if (n + nd + 6 > len) {	/* "[" "+0x" "]" NUL */
+		snprintf(buf, len, "[%s+0x%" PRIx64 "]", name, off);
+		return;
+	}
+	p = buf;
+	*p++ = '[';
+	memcpy(p, name, n);
+	p += n;
+	memcpy(p, "+0x", 3);
+	p += 3;
+	for (size_t i = nd; i-- > 0; off >>= 4)
+		p[i] = xd[off & 0xf];
+	p += nd;
+	*p++ = ']';
+	*p = 0;
+}
+
 /* What file offset off of d resolves to (map fields 0); a made-up name
  * ("[dso+0xoff]") goes to buf. */
 static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
@@ -1204,7 +1308,7 @@ static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
 			out->name = out->sym = r->name;
 			out->sym_off = off - r->start;
 		} else {
-			snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+			addr_name(buf, len, d->short_name, off);
 			out->name = buf;
 		}
 		return;
@@ -1232,7 +1336,7 @@ static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
 		out->name = d->path;	/* [vdso], [vsyscall], [heap], ... */
 	} else {
 		/* no symbol: per address in the object, like perf */
-		snprintf(buf, len, "[%s+0x%" PRIx64 "]", d->short_name, off);
+		addr_name(buf, len, d->short_name, off);
 		out->name = buf;
 	}
 }
@@ -1326,7 +1430,7 @@ static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const c
 
 static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&s->kframes, ip, NULL, NULL);
+	uint32_t at = ds_ktab_get(&s->kframes, ip);
 	struct ds_sym_info si;
 	int err;
 
@@ -1337,7 +1441,7 @@ static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
 	resolve_kernel(s, ip, &si);
 	err = frame_add(s, &si, NULL, id);
 	if (!err)
-		err = ds_htab_put(&s->kframes, ip, (void *)(uintptr_t)(*id + 1));
+		err = ds_ktab_put(&s->kframes, ip, *id + 1);
 	return err;
 }
 
@@ -1360,7 +1464,7 @@ static int unknown_frame(struct ds_symbols *s, uint32_t *id)
 
 static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t *id)
 {
-	uintptr_t at = (uintptr_t)ds_htab_get(&d->frame_by_off, off, NULL, NULL);
+	uint32_t at = ds_ktab_get(&d->frame_by_off, off);
 	struct ds_sym_info si;
 	char buf[PATH_MAX + 32];
 	int err;
@@ -1372,7 +1476,7 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 	resolve_user(s, d, off, &si, buf, sizeof(buf));
 	err = frame_add(s, &si, buf, id);
 	if (!err)
-		err = ds_htab_put(&d->frame_by_off, off, (void *)(uintptr_t)(*id + 1));
+		err = ds_ktab_put(&d->frame_by_off, off, *id + 1);
 	return err;
 }
 

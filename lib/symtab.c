@@ -137,6 +137,34 @@ static void radix_sort(struct rkey *a, struct rkey *tmp, size_t n)
 		memcpy(a, src, n * sizeof(*a));
 }
 
+/* The same for bare keys (the sweep's breakpoints: no index to carry, half
+ * the bytes moved and touched). */
+static void radix_sort_keys(uint64_t *a, uint64_t *tmp, size_t n)
+{
+	uint64_t *src = a, *dst = tmp;
+
+	for (unsigned shift = 0; shift < 64; shift += 8) {
+		size_t count[256] = { 0 }, pos = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(src[i] >> shift) & 0xff]++;
+		if (n && count[(src[0] >> shift) & 0xff] == n)
+			continue;	/* one byte value: nothing to do */
+		for (size_t b = 0; b < 256; b++) {
+			size_t c = count[b];
+
+			count[b] = pos;
+			pos += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[(src[i] >> shift) & 0xff]++] = src[i];
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+}
+
 /* The section index libdwfl's find_section() gives addr (0: none). */
 static size_t sec_of(const struct sweep *w, uint64_t addr)
 {
@@ -318,7 +346,7 @@ static void add_range(struct ds_symtab *t, uint64_t start, const struct esym *s)
 
 static int sweep(struct ds_symtab *t, struct sweep *w)
 {
-	struct rkey *bps = NULL, *tmp = NULL;
+	uint64_t *bps = NULL, *tmp = NULL;
 	uint64_t m = 0;
 	size_t nbps = 0, next = 0, k = 0, max;
 	struct ds_symrange *shrunk;
@@ -334,35 +362,35 @@ static int sweep(struct ds_symtab *t, struct sweep *w)
 	w->act[1] = malloc((w->n ? w->n : 1) * sizeof(uint32_t));
 	if (!bps || !tmp || !w->labels || !w->act[0] || !w->act[1])
 		goto out;
-	bps[nbps++].key = 0;
+	bps[nbps++] = 0;
 	for (size_t i = 0; i < w->n; i++) {
 		const struct esym *e = &w->e[i];
 
-		bps[nbps++].key = e->value;
+		bps[nbps++] = e->value;
 		if (!e->size && e->value != UINT64_MAX)
-			bps[nbps++].key = e->value + 1;
+			bps[nbps++] = e->value + 1;
 		else if (e->size && e->last != UINT64_MAX)
-			bps[nbps++].key = e->last + 1;
+			bps[nbps++] = e->last + 1;
 		if (!e->size)
 			w->labels[w->nr_labels++] = (uint32_t)i;
 	}
 	for (size_t i = 0; i < w->nr_secs; i++) {
-		bps[nbps++].key = w->secs[i].start;
-		bps[nbps++].key = w->secs[i].end;
+		bps[nbps++] = w->secs[i].start;
+		bps[nbps++] = w->secs[i].end;
 		if (w->secs[i].end != UINT64_MAX)
-			bps[nbps++].key = w->secs[i].end + 1;
+			bps[nbps++] = w->secs[i].end + 1;
 	}
-	radix_sort(bps, tmp, nbps);
+	radix_sort_keys(bps, tmp, nbps);
 	for (size_t i = 0; i < nbps; i++) {
-		if (!k || bps[i].key != bps[k - 1].key)
-			bps[k++].key = bps[i].key;
+		if (!k || bps[i] != bps[k - 1])
+			bps[k++] = bps[i];
 	}
 	nbps = k;
 	t->r = malloc(nbps * sizeof(*t->r));
 	if (!t->r)
 		goto out;
 	for (size_t b = 0; b < nbps; b++) {
-		uint64_t addr = bps[b].key;
+		uint64_t addr = bps[b];
 		const struct esym *exact = NULL, *ans;
 
 		act_expire(w, 0, addr);
@@ -403,25 +431,38 @@ static int sort_syms(struct sweep *w)
 {
 	struct rkey *k = malloc((w->n ? w->n : 1) * sizeof(*k));
 	struct rkey *tmp = malloc((w->n ? w->n : 1) * sizeof(*tmp));
-	struct esym *e = malloc((w->n ? w->n : 1) * sizeof(*e));
 	int err = -ENOMEM;
 
-	if (k && tmp && e) {
+	if (k && tmp) {
 		for (size_t i = 0; i < w->n; i++) {
 			k[i].key = w->e[i].value;
 			k[i].idx = i;
 		}
 		radix_sort(k, tmp, w->n);
-		for (size_t i = 0; i < w->n; i++)
-			e[i] = w->e[k[i].idx];
-		free(w->e);
-		w->e = e;
-		e = NULL;
+		/* e[i] = old e[k[i].idx], in place, cycle by cycle (no second
+		 * array of the table's size to fault in); a place filled is
+		 * marked UINT64_MAX in k */
+		for (size_t i = 0; i < w->n; i++) {
+			struct esym first;
+			size_t j = i;
+
+			if (k[i].idx == UINT64_MAX)
+				continue;
+			first = w->e[i];
+			while (k[j].idx != i) {
+				size_t from = (size_t)k[j].idx;
+
+				w->e[j] = w->e[from];
+				k[j].idx = UINT64_MAX;
+				j = from;
+			}
+			w->e[j] = first;
+			k[j].idx = UINT64_MAX;
+		}
 		err = 0;
 	}
 	free(k);
 	free(tmp);
-	free(e);
 	return err;
 }
 

@@ -440,6 +440,34 @@ static void t_itab(void **state)
 /* ds_fold_add_chain gives what ds_symbolize_chain + ds_fold_add_weighted
  * give, folded and as a flame graph, for chains of every shape; the same
  * names from both paths are one stack. */
+/* ds_ktab: keys in the slots; key 0, keys of one home slot (multiples of
+ * a large power of two), absent keys, growth */
+static void t_ktab(void **state)
+{
+	enum { N = 60000 };
+	struct ds_ktab t = { 0 };
+
+	(void)state;
+	assert_int_equal(ds_ktab_get(&t, 0), 0);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t key = i % 3 ? (uint64_t)i << 40 : i * 0x9e3779b97f4a7c15ULL;
+
+		assert_int_equal(ds_ktab_get(&t, key), 0);
+		assert_int_equal(ds_ktab_put(&t, key, i + 1), 0);
+	}
+	assert_int_equal(t.used, N);
+	assert_true(t.used * 4 <= t.cap * 3);
+	for (uint32_t i = 0; i < N; i++) {
+		uint64_t key = i % 3 ? (uint64_t)i << 40 : i * 0x9e3779b97f4a7c15ULL;
+
+		assert_int_equal(ds_ktab_get(&t, key), i + 1);
+		assert_int_equal(ds_ktab_get(&t, key + 1), 0);
+	}
+	assert_int_equal(ds_ktab_put(&t, 5, 0), -EINVAL);
+	ds_ktab_free(&t);
+	assert_int_equal(ds_ktab_get(&t, 0), 0);
+}
+
 static char *folded(struct ds_fold *fo, bool svg)
 {
 	char *text = NULL;
@@ -579,6 +607,81 @@ static void t_fold_chain(void **state)
 	free(s.b);
 }
 
+/* kallsyms text read as fgets(line, 512) and sscanf("%llx %c %255s") read
+ * it (the reader before 0.3.1, kept here as the reference): lines across
+ * the reader's 256 KiB pieces, lines longer than 511 bytes (their pieces
+ * are lines), CR, tabs and module names, a "0x" prefix, names longer than
+ * 255 bytes, data symbols, lines out of order, a last line without a
+ * newline; every text symbol the reference reads names its address. */
+static void t_kallsyms_lines(void **state)
+{
+	const char *path = tpath("ks-lines");
+	FILE *f = fopen(path, "w");
+	unsigned long long addr = 0xffffffff81000000ULL, a;
+	struct ds_symbols *sym;
+	char line[512], name[256], type, big[1200];
+	size_t checked = 0;
+
+	(void)state;
+	assert_non_null(f);
+	fprintf(f, "%016llx T _text\n", addr);
+	for (int i = 0; i < 30000; i++) {
+		addr += 0x40;
+		switch (i % 997) {
+		case 5:	/* 511 bytes, then a piece that is a line of its own */
+			memset(big, 'a', sizeof(big));
+			snprintf(big, sizeof(big), "%016llx T ", addr);
+			big[19] = 'a';
+			big[511] = 0;
+			fprintf(f, "%s%016llx T piece%d %.*s\n", big, addr + 0x20, i, i % 700,
+				big + 20);
+			break;
+		case 17:
+			fprintf(f, "%016llx t cr%d\r\n", addr, i);
+			break;
+		case 23:
+			fprintf(f, "%016llx t mod%d\t[mod%d]\n", addr, i, i);
+			break;
+		case 31:
+			fprintf(f, "  0x%016llx T pref%d\n", addr, i);
+			break;
+		case 40:
+			fprintf(f, "%016llx D data%d\n", addr, i);
+			break;
+		case 41:	/* out of order */
+			fprintf(f, "%016llx W back%d\n", addr - 0x60, i);
+			break;
+		case 50:
+			memset(big, 'n', 300);
+			fprintf(f, "%016llx T %.*s%d\n", addr, 300, big, i);
+			break;
+		case 60:
+			fprintf(f, "\n garbage line %d\n", i);
+			break;
+		default:
+			fprintf(f, "%016llx %c f%0*d\n", addr, "tTwW"[i % 4], 1 + i % 40, i);
+		}
+	}
+	fprintf(f, "%016llx T lastline", addr + 0x40);
+	fclose(f);
+	assert_int_equal(ds_symbols_new(&sym, path), 0);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3 ||
+		    (type != 't' && type != 'T' && type != 'w' && type != 'W'))
+			continue;
+		assert_string_equal(frame_name(sym, 0, a, true, NULL), name);
+		checked++;
+	}
+	fclose(f);
+	assert_true(checked > 29000);
+	/* between two symbols: the one before */
+	assert_string_equal(frame_name(sym, 0, 0xffffffff81000000ULL + 32 * 0x40 + 3, true, NULL),
+			    "pref31");
+	ds_symbols_free(sym);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -600,7 +703,9 @@ int main(void)
 		cmocka_unit_test(t_frames),
 		cmocka_unit_test(t_intervals),
 		cmocka_unit_test(t_itab),
+		cmocka_unit_test(t_ktab),
 		cmocka_unit_test(t_fold_chain),
+		cmocka_unit_test(t_kallsyms_lines),
 	};
 
 	elf_version(EV_CURRENT);

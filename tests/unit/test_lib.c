@@ -2159,6 +2159,55 @@ static void t_cxx_perf_name(void **state)
 	}
 }
 
+/* The folded lines in strcmp order of their stacks' texts, whatever the
+ * names: names that begin others, followed by a byte below or above ';'
+ * ("a", "a b", "a.b", "a0", "a:", "ab", "a<"), as a last frame and as a
+ * caller; random stacks, each line's stack after the one before. */
+static void t_fold_order(void **state)
+{
+	static const char *pool[] = { "a", "a b", "a.b", "a0", "a:", "ab", "a<", "b", "[x]",
+				      "a.", "a.bc" };
+	static const char *comms[] = { "c", "c.x", "c x", "cc" };
+	struct ds_fold *fo;
+	char *text = NULL, *line, *prev = NULL, *save = NULL;
+	size_t len = 0, lines = 0;
+	unsigned seed = 12345;
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(ds_fold_new(&fo), 0);
+	for (int i = 0; i < 3000; i++) {
+		char *names[7];
+		struct ds_frames fr = { sizeof(fr), names, 0, 7, NULL, 0, 0 };
+		const char *comm;
+
+		seed = seed * 1103515245u + 12345u;
+		comm = comms[(seed >> 16) % 4];
+		fr.nr = (seed >> 8) % 7;
+		for (size_t k = 0; k < fr.nr; k++) {
+			seed = seed * 1103515245u + 12345u;
+			names[k] = (char *)pool[(seed >> 16) % 11];
+		}
+		assert_int_equal(ds_fold_add(fo, comm, &fr, 1), 0);
+	}
+	f = open_memstream(&text, &len);
+	assert_int_equal(ds_fold_write(fo, f), 0);
+	fclose(f);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+
+		assert_non_null(sp);
+		*sp = 0;	/* the stack's text */
+		if (prev && strcmp(prev, line) >= 0)
+			fail_msg("'%s' before '%s'", prev, line);
+		prev = line;
+		lines++;
+	}
+	assert_true(lines > 1000);
+	free(text);
+	ds_fold_free(fo);
+}
+
 static void t_fold(void **state)
 {
 	struct ds_fold *fo;
@@ -2263,6 +2312,7 @@ int main(void)
 		cmocka_unit_test(t_symbols_not_regular),
 		cmocka_unit_test(t_symbols_stripped),
 		cmocka_unit_test(t_fold),
+		cmocka_unit_test(t_fold_order),
 		cmocka_unit_test(t_cxx_perf_name),
 	};
 
