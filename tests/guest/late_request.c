@@ -96,8 +96,7 @@ int main(int argc, char **argv)
 	struct perf_event_attr attr;
 	struct ds_mmap md, mc;
 	struct ds_child ch, comp;
-	long nd = 0, nc = 0, pairs = 0, equal = 0, differ = 0, missing = 0, named = 0;
-	long shown = 0, bare = 0, caller_added = 0, count;
+	struct ds_pairs p;
 	int fdd, fdc, ret, failed = 0;
 
 	if (argc > 1)
@@ -138,95 +137,24 @@ int main(int argc, char **argv)
 	ds_mmap_drain(&md, ds_collect_record, &cd);
 	ds_mmap_drain(&mc, ds_collect_record, &cc);
 
-	/* Pair the i-th sample of each event: both fire at every hit, in order. */
-	for (long i = 0, j = 0; i < cd.n || j < cc.n;) {
-		const struct ds_rec *d, *c, *r;
-
-		while (i < cd.n && cd.recs[i].deferred)
-			i++;
-		while (j < cc.n && cc.recs[j].deferred)
-			j++;
-		if (i >= cd.n || j >= cc.n) {
-			nd += i < cd.n;
-			nc += j < cc.n;
-			i += i < cd.n;
-			j += j < cc.n;
-			continue;
-		}
-		d = &cd.recs[i++];
-		c = &cc.recs[j++];
-		nd++;
-		nc++;
-		pairs++;
-		if (!d->cookie || c->user_start < 0)
-			continue;
-		r = ds_find_record(&cd, d->tid, d->cookie, &count);
-		if (!r) {
-			missing++;
-			continue;
-		}
-		if (ds_chain_has_sequence(st, &c->ips[c->user_start], c->nr - c->user_start,
-					  sleep_chain))
-			named++;
-		/*
-		 * The classic walk may run on past the outermost frame into
-		 * stack garbage where ours stops: the deferred stack must be a
-		 * prefix of it, and more than the bare ip, unless the classic
-		 * walk also stopped there (a hit in libc's frameless code, e.g.
-		 * the child's start-up open(), has no frame to follow).
-		 */
-		if (r->nr >= 1 && r->nr <= c->nr - c->user_start &&
-		    (r->nr >= 2 || c->nr - c->user_start == 1) &&
-		    !memcmp(r->ips, &c->ips[c->user_start], r->nr * sizeof(uint64_t))) {
-			equal++;
-			bare += r->nr == 1;
-		} else if (r->nr >= 3 && r->nr - 1 <= c->nr - c->user_start &&
-			   r->ips[0] == c->ips[c->user_start] &&
-			   !memcmp(&r->ips[2], &c->ips[c->user_start + 1],
-				   (r->nr - 2) * sizeof(uint64_t))) {
-			/*
-			 * Stopped where the function has no frame yet (e.g. on
-			 * the vDSO's first instruction): the deferred walk names
-			 * the caller from the top of the stack (0011), the
-			 * classic one skips it. One frame more, the rest equal.
-			 */
-			equal++;
-			caller_added++;
-		} else {
-			differ++;
-			if (shown++ < 3) {
-				printf("# hit %ld: classic user ip %#llx (%s), deferred %#llx (%s)\n",
-				       pairs, (unsigned long long)c->ips[c->user_start],
-				       ds_symtab_lookup(st, c->ips[c->user_start]) ?: "?",
-				       (unsigned long long)(r->nr ? r->ips[0] : 0),
-				       r->nr ? ds_symtab_lookup(st, r->ips[0]) ?: "?" : "-");
-				printf("#   classic:");
-				for (uint64_t k = c->user_start; k < c->nr; k++)
-					printf(" %#llx", (unsigned long long)c->ips[k]);
-				printf("\n#   deferred:");
-				for (uint64_t k = 0; k < r->nr; k++)
-					printf(" %#llx", (unsigned long long)r->ips[k]);
-				printf("\n");
-			}
-		}
-	}
+	ds_pair_hits(&cd, &cc, st, sleep_chain, "hit", 3, &p);
 	printf("# %ld deferred samples, %ld classic samples, %ld hits paired; lost %ld/%ld\n",
-	       nd, nc, pairs, cd.lost, cc.lost);
-	printf("# caller named where classic skips it (frameless stop): %ld\n", caller_added);
+	       p.nd, p.nc, p.pairs, cd.lost, cc.lost);
+	printf("# caller named where classic skips it (frameless stop): %ld\n", p.caller_added);
 	printf("# stitched = classic: %ld (%ld of them a bare ip in both), differ: %ld, no record: %ld; sleeping path named: %ld\n",
-	       equal, bare, differ, missing, named);
+	       p.equal, p.bare, p.differ, p.missing, p.named);
 	DS_CHECK(&failed, cd.lost == 0 && cc.lost == 0 && cd.bad == 0 && cc.bad == 0,
 		 "no lost or malformed records");
-	DS_CHECK(&failed, nd == nc, "both events sampled every hit (%ld, %ld)", nd, nc);
-	DS_CHECK(&failed, pairs >= 50, "at least 50 hits on the way out (%ld)", pairs);
-	DS_CHECK(&failed, named >= pairs / 4, "a good share of hits on the sleeping path (%ld)",
-		 named);
-	DS_CHECK(&failed, missing == 0, "every deferred sample has its record (%ld missing)",
-		 missing);
-	DS_CHECK(&failed, bare * 10 <= pairs, "few hits where both walks stop at the ip (%ld)",
-		 bare);
-	DS_CHECK(&failed, differ == 0,
-		 "every stitched user stack is the one the hit was taken on (%ld differ)", differ);
+	DS_CHECK(&failed, p.nd == p.nc, "both events sampled every hit (%ld, %ld)", p.nd, p.nc);
+	DS_CHECK(&failed, p.pairs >= 50, "at least 50 hits on the way out (%ld)", p.pairs);
+	DS_CHECK(&failed, p.named >= p.pairs / 4, "a good share of hits on the sleeping path (%ld)",
+		 p.named);
+	DS_CHECK(&failed, p.missing == 0, "every deferred sample has its record (%ld missing)",
+		 p.missing);
+	DS_CHECK(&failed, p.bare * 10 <= p.pairs, "few hits where both walks stop at the ip (%ld)",
+		 p.bare);
+	DS_CHECK(&failed, p.differ == 0,
+		 "every stitched user stack is the one the hit was taken on (%ld differ)", p.differ);
 	ds_collect_free(&cd);
 	ds_collect_free(&cc);
 	ds_symtab_free(st);

@@ -262,3 +262,82 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 				*(long *)((char *)s + fields[i].off) = v;
 	fclose(f);
 }
+
+void ds_pair_hits(const struct ds_collect *cd, const struct ds_collect *cc,
+		  const struct ds_symtab *st, const char *const *chain, const char *what,
+		  int show, struct ds_pairs *p)
+{
+	long count;
+
+	memset(p, 0, sizeof(*p));
+	for (long i = 0, j = 0; i < cd->n || j < cc->n;) {
+		const struct ds_rec *d, *c, *r;
+		uint64_t cu;
+
+		while (i < cd->n && cd->recs[i].deferred)
+			i++;
+		while (j < cc->n && cc->recs[j].deferred)
+			j++;
+		if (i >= cd->n || j >= cc->n) {
+			p->nd += i < cd->n;
+			p->nc += j < cc->n;
+			i += i < cd->n;
+			j += j < cc->n;
+			continue;
+		}
+		d = &cd->recs[i++];
+		c = &cc->recs[j++];
+		p->nd++;
+		p->nc++;
+		p->pairs++;
+		if (!d->cookie || c->user_start < 0)
+			continue;
+		r = ds_find_record(cd, d->tid, d->cookie, &count);
+		if (!r) {
+			p->missing++;
+			continue;
+		}
+		cu = c->nr - c->user_start;
+		if (chain && ds_chain_has_sequence(st, &c->ips[c->user_start], cu, chain))
+			p->named++;
+		/*
+		 * The classic walk may run on past the outermost frame into
+		 * stack garbage where ours stops: the deferred stack must be a
+		 * prefix of it, and more than the bare ip, unless the classic
+		 * walk also stopped there (a hit in libc's frameless code has
+		 * no frame to follow).
+		 */
+		if (r->nr >= 1 && r->nr <= cu && (r->nr >= 2 || cu == 1) &&
+		    !memcmp(r->ips, &c->ips[c->user_start], r->nr * sizeof(uint64_t))) {
+			p->equal++;
+			p->bare += r->nr == 1;
+		} else if (r->nr >= 3 && r->nr - 1 <= cu && r->ips[0] == c->ips[c->user_start] &&
+			   !memcmp(&r->ips[2], &c->ips[c->user_start + 1],
+				   (r->nr - 2) * sizeof(uint64_t))) {
+			/*
+			 * Stopped where the function has no frame yet (e.g. on
+			 * its first instruction): the deferred walk names the
+			 * caller from the top of the stack (0011), the classic
+			 * one skips it. One frame more, the rest equal.
+			 */
+			p->equal++;
+			p->caller_added++;
+		} else {
+			p->differ++;
+			if (show-- > 0) {
+				printf("# %s %ld: classic user ip %#llx (%s), deferred %#llx (%s)\n",
+				       what, p->pairs, (unsigned long long)c->ips[c->user_start],
+				       ds_symtab_lookup(st, c->ips[c->user_start]) ?: "?",
+				       (unsigned long long)(r->nr ? r->ips[0] : 0),
+				       r->nr ? ds_symtab_lookup(st, r->ips[0]) ?: "?" : "-");
+				printf("#   classic:");
+				for (uint64_t k = c->user_start; k < c->nr; k++)
+					printf(" %#llx", (unsigned long long)c->ips[k]);
+				printf("\n#   deferred:");
+				for (uint64_t k = 0; k < r->nr; k++)
+					printf(" %#llx", (unsigned long long)r->ips[k]);
+				printf("\n");
+			}
+		}
+	}
+}

@@ -68,6 +68,29 @@ void ds_verify(const struct ds_collect *c, uint32_t tid, const struct ds_symtab 
 long ds_sample_own_workload(struct ds_collect *c, bool defer_output, unsigned int msec,
 			    size_t read_bytes, struct workload_stats *ws);
 
+/*
+ * Hits sampled twice, by an event with defer_callchain (into @d) and by one
+ * with a classic callchain (into @c), both firing at every hit in order: the
+ * i-th samples of the two are one hit. For each, the deferred record's stack
+ * must be the classic chain's user part, as ds_pair_hits() checks.
+ */
+struct ds_pairs {
+	long nd, nc, pairs;		/* samples of each event, hits paired */
+	long equal, differ, missing;	/* stitched = classic, not, no record */
+	long bare;			/* equal, the ip alone in both */
+	long caller_added;		/* equal but for the caller 0011 names */
+	long named;			/* classic chain holds @chain */
+};
+
+/*
+ * Pair the hits of @d and @c, count into @p; print the first @show hits that
+ * differ, prefixed with @what. @chain (NULL-terminated, may be NULL): names
+ * of a call path to count in the classic chains.
+ */
+void ds_pair_hits(const struct ds_collect *d, const struct ds_collect *c,
+		  const struct ds_symtab *st, const char *const *chain, const char *what,
+		  int show, struct ds_pairs *p);
+
 /* Totals of <debugfs>/unwind_user/stats: our kernel's user stack walker. */
 struct ds_unwind_stats {
 	long walks, frames_sframe, frames_fp, frames_signal;
