@@ -11,8 +11,9 @@
  * On a kernel with the preemptirq tracepoints (the debug config: lockdep
  * brings them) one more deferred round of TRACED faults runs with
  * preemptirq:irq_disable/irq_enable traced on this CPU, and prints the
- * longest interval with interrupts off and where it began: that is what
- * the other tasks of the CPU wait for an interrupt.
+ * longest intervals with interrupts off and where they began (the five
+ * longest places, and any other in perf or the unwinder): that is what the
+ * other tasks of the CPU wait for an interrupt.
  *
  * Prints figures only ("bench: fault: ..."), never fails on a number.
  *
@@ -171,25 +172,35 @@ static int put(const char *dir, const char *file, const char *val)
 	return ret;
 }
 
+/* The longest interrupts-off interval per place that disabled them. */
+struct irqsoff {
+	char where[160];	/* "caller <- parent" of the irq_disable event */
+	double us;
+};
+
+#define IRQSOFF_PLACES 256
+
 /*
- * The longest irq_disable -> irq_enable interval on CPU 0's trace, in us,
- * and the function that disabled interrupts.
+ * Pair each irq_disable on CPU 0's trace with the next irq_enable; keep the
+ * longest interval per place, sorted, in @top (up to IRQSOFF_PLACES).
+ * Returns the number of places.
  */
-static double longest_irqsoff(const char *dir, char *where, size_t len)
+static int irqsoff_places(const char *dir, struct irqsoff *top)
 {
-	char p[160], line[512];
-	double off = -1, worst = 0;
+	char p[160], line[512], where[160] = "";
+	double off = -1;
+	int n = 0;
 	FILE *fp;
 
 	snprintf(p, sizeof(p), "%s/per_cpu/cpu0/trace", dir);
 	fp = fopen(p, "r");
 	if (!fp)
-		return -1;
-	snprintf(where, len, "-");
+		return 0;
 	while (fgets(line, sizeof(line), fp)) {
 		char *ev = strstr(line, ": irq_");
-		char *ts, *caller;
+		char *ts, *caller, *parent;
 		double t;
+		int i;
 
 		if (!ev)
 			continue;
@@ -201,26 +212,38 @@ static double longest_irqsoff(const char *dir, char *where, size_t len)
 		if (!strncmp(ev + 2, "irq_disable", 11)) {
 			off = t;
 			caller = strstr(ev + 2, "caller=");
-			if (caller)
-				snprintf(p, sizeof(p), "%.*s", (int)strcspn(caller + 7, " \n"),
-					 caller + 7);
-		} else if (!strncmp(ev + 2, "irq_enable", 10) && off >= 0) {
-			if (t - off > worst) {
-				worst = t - off;
-				snprintf(where, len, "%s", p);
-			}
-			off = -1;
+			parent = strstr(ev + 2, "parent=");
+			snprintf(where, sizeof(where), "%.*s <- %.*s",
+				 caller ? (int)strcspn(caller + 7, "+ \n") : 1, caller ? caller + 7 : "?",
+				 parent ? (int)strcspn(parent + 7, "+ \n") : 1, parent ? parent + 7 : "?");
+			continue;
 		}
+		if (strncmp(ev + 2, "irq_enable", 10) || off < 0)
+			continue;
+		for (i = 0; i < n && strcmp(top[i].where, where); i++)
+			;
+		if (i == n && n < IRQSOFF_PLACES)
+			snprintf(top[n++].where, sizeof(top[0].where), "%s", where);
+		if (i < n && t - off > top[i].us)
+			top[i].us = t - off;
+		off = -1;
 	}
 	fclose(fp);
-	return worst;
+	for (int i = 1; i < n; i++)	/* insertion sort, longest first */
+		for (int j = i; j > 0 && top[j].us > top[j - 1].us; j--) {
+			struct irqsoff tmp = top[j];
+
+			top[j] = top[j - 1];
+			top[j - 1] = tmp;
+		}
+	return n;
 }
 
 static void trace_round(struct fds *f, long faults)
 {
+	static struct irqsoff top[IRQSOFF_PLACES];
 	const char *dir = tracefs();
-	char where[160];
-	double us;
+	int n;
 
 	if (!dir) {
 		printf("bench: fault: no preemptirq tracepoints on this kernel: interrupts-off time not measured\n");
@@ -240,9 +263,14 @@ static void trace_round(struct fds *f, long faults)
 	put(dir, "events/preemptirq/enable", "0");
 	for (int r = 0; r < f->nring; r++)
 		ds_mmap_drain(&f->ring[r], ignore, NULL);
-	us = longest_irqsoff(dir, where, sizeof(where));
-	printf("bench: fault: longest interrupts-off interval on CPU 0 over %ld deferred faults with %d rings + %d idle events: %.0f us (disabled at %s)\n",
-	       faults, f->nring, f->n - f->nring, us, where);
+	n = irqsoff_places(dir, top);
+	printf("bench: fault: longest interrupts-off intervals on CPU 0 over %ld deferred faults with %d rings + %d idle events, by where they were disabled:\n",
+	       faults, f->nring, f->n - f->nring);
+	for (int i = 0; i < n && i < 5; i++)
+		printf("bench: fault:   %8.0f us  %s\n", top[i].us, top[i].where);
+	for (int i = 5; i < n; i++)
+		if (strstr(top[i].where, "perf_") || strstr(top[i].where, "unwind"))
+			printf("bench: fault:   %8.0f us  %s\n", top[i].us, top[i].where);
 	put(dir, "trace", "");
 	put(dir, "buffer_size_kb", "1408");
 }
