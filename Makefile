@@ -120,6 +120,7 @@ check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $
 $(OUT)/fuzz/fuzz_perfdata: tests/fuzz/fuzz_perfdata.c $(LIB_SRC) $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CLANG) $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined \
 		tests/fuzz/fuzz_perfdata.c $(LIB_SRC) -o $@ $(LDLIBS)
 
 fuzz: $(OUT)/fuzz/fuzz_perfdata

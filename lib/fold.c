@@ -217,7 +217,8 @@ static int comm_id(struct ds_fold *f, const char *comm, uint32_t *id)
 static const uint32_t *seg_ids(const struct ds_fold *f, uint32_t seg, size_t *len)
 {
 	*len = f->segs[seg].len;
-	return f->seg_ids + f->segs[seg].off;
+	/* An empty segment before any id was stored: no array yet. */
+	return f->seg_ids ? f->seg_ids + f->segs[seg].off : NULL;
 }
 
 struct seg_key {
@@ -232,7 +233,7 @@ static bool seg_is(uint32_t seg, const void *arg)
 	size_t len;
 	const uint32_t *ids = seg_ids(k->f, seg, &len);
 
-	return len == k->n && !memcmp(ids, k->ids, len * sizeof(*ids));
+	return len == k->n && (!len || !memcmp(ids, k->ids, len * sizeof(*ids)));
 }
 
 static int add_empty_seg(struct ds_fold *f)
@@ -626,7 +627,8 @@ static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint3
 			raw_put(&f->pieces, &k, h, cs);
 		}
 		ids = seg_ids(f, cs, &len);
-		memcpy(f->path + at, ids, len * sizeof(*ids));
+		if (len)
+			memcpy(f->path + at, ids, len * sizeof(*ids));
 		at += len;
 		end = start;
 	}

@@ -28,7 +28,7 @@ struct pb {
 
 static void pb_raw(struct pb *p, const void *d, size_t n)
 {
-	if (p->err || (p->err = ds_grow(&p->b, &p->cap, p->len + n + 1, 1)))
+	if (!n || p->err || (p->err = ds_grow(&p->b, &p->cap, p->len + n + 1, 1)))
 		return;
 	memcpy(p->b + p->len, d, n);
 	p->len += n;
