@@ -66,11 +66,23 @@ want() {
 # directories: a name on an obj-$(CONFIG_X) line needs CONFIG_X=y; a name on no
 # obj- line (obj-y lists continued over several lines) counts as built.
 configured() {
-	local path=${1%.o} token dir line sym
+	local path=${1%.o} token dir line sym bits=32
 	token=${path##*/}.o
 	while dir=$(dirname "$path"); [ "$dir" != . ]; do
 		line=$(grep -E "^obj-[^+:=]*[+:]?=.*(^|[[:space:]])$token([[:space:]]|$)" \
 			"$DS_SRC/$dir/Makefile" 2>/dev/null | head -1)
+		# NAME_32.o / NAME_64.o also listed as NAME_$(BITS).o (x86's
+		# signal_32.o, signal_64.o, on an obj-y line): built for the
+		# configuration's word size, else only by its own obj- line.
+		if [[ $token =~ ^(.+)_(32|64)\.o$ ]] &&
+		   grep -qF "${BASH_REMATCH[1]}_\$(BITS).o" "$DS_SRC/$dir/Makefile" 2>/dev/null; then
+			grep -qx 'CONFIG_64BIT=y' "$2/.config" && bits=64
+			if [ "${BASH_REMATCH[2]}" = "$bits" ]; then
+				line=
+			elif [ -z "$line" ]; then
+				return 1
+			fi
+		fi
 		sym=$(sed -n 's/^obj-\$(\(CONFIG_[A-Z0-9_]*\)).*/\1/p' <<< "$line")
 		[ -z "$sym" ] || grep -qx "$sym=y" "$2/.config" || return 1
 		path=$dir
