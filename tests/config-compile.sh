@@ -66,7 +66,7 @@ want() {
 # directories: a name on an obj-$(CONFIG_X) line needs CONFIG_X=y; a name on no
 # obj- line (obj-y lists continued over several lines) counts as built.
 configured() {
-	local path=${1%.o} token dir line sym bits=32
+	local path=${1%.o} token dir line sym bits=32 sized='^(.+)_(32|64)\.o$'
 	token=${path##*/}.o
 	while dir=$(dirname "$path"); [ "$dir" != . ]; do
 		line=$(grep -E "^obj-[^+:=]*[+:]?=.*(^|[[:space:]])$token([[:space:]]|$)" \
@@ -74,7 +74,7 @@ configured() {
 		# NAME_32.o / NAME_64.o also listed as NAME_$(BITS).o (x86's
 		# signal_32.o, signal_64.o, on an obj-y line): built for the
 		# configuration's word size, else only by its own obj- line.
-		if [[ $token =~ ^(.+)_(32|64)\.o$ ]] &&
+		if [[ $token =~ $sized ]] &&
 		   grep -qF "${BASH_REMATCH[1]}_\$(BITS).o" "$DS_SRC/$dir/Makefile" 2>/dev/null; then
 			grep -qx 'CONFIG_64BIT=y' "$2/.config" && bits=64
 			if [ "${BASH_REMATCH[2]}" = "$bits" ]; then

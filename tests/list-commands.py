@@ -81,7 +81,8 @@ def split_commands(text):
         if bare.endswith(")") and "(" not in bare:
             continue  # a case pattern
         # Command substitutions start commands of their own.
-        line = line.replace("$(", " ; ").replace("`", " ; ")
+        # An escaped \$( is text, not a substitution.
+        line = re.sub(r"(?<!\\)\$\(", " ; ", line).replace("`", " ; ")
         try:
             lex = shlex.shlex(line, posix=True, punctuation_chars=";&|()<>")
             lex.whitespace_split = True
@@ -161,7 +162,7 @@ def main():
         texts.append((mk, res.stdout))
     def scan(text):
         # The first word of every command substitution, also inside ${...:-$(cmd)}.
-        for w in re.findall(r"\$\(\s*([A-Za-z][\w.+-]*)", text):
+        for w in re.findall(r"(?<!\\)\$\(\s*([A-Za-z][\w.+-]*)", text):
             yield [w]
         for toks in split_commands(text):
             yield toks
