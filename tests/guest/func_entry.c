@@ -9,6 +9,10 @@
  * Every deferred sample on fe_leaf's "push %rbp" or "mov %rsp,%rbp" must get
  * a stack fe_leaf <- fe_caller <- fe_loop, and so must every other sample in
  * fe_leaf.
+ *
+ * The other forms of return: two leaves in assembly end in "repz ret" and in
+ * "ret $8", each on a jump target so that samples land on it. A sample there
+ * must get leaf <- fe_asm_caller <- fe_loop.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -35,6 +39,56 @@ noinline void fe_caller(unsigned long i)
 	__asm__ volatile("" ::: "memory");	/* no tail call */
 }
 
+/* Read by the assembly leaves (a static variable may be renamed). */
+volatile unsigned long fe_sink;
+/* Where each leaf's return instruction is. */
+extern const unsigned long fe_repz_ret_at, fe_retimm_ret_at;
+void fe_asm_caller(void);
+
+__asm__(
+"	.text\n"
+"	.globl fe_repz_leaf\n"
+"	.type fe_repz_leaf, @function\n"
+"fe_repz_leaf:\n"
+"	push %rbp\n"
+"	mov %rsp, %rbp\n"
+"	incq fe_sink(%rip)\n"
+"	pop %rbp\n"
+"	jmp .Lfe_repz_ret\n"
+".Lfe_repz_ret:\n"
+"	repz ret\n"
+"	.size fe_repz_leaf, .-fe_repz_leaf\n"
+"	.globl fe_retimm_leaf\n"
+"	.type fe_retimm_leaf, @function\n"
+"fe_retimm_leaf:\n"
+"	push %rbp\n"
+"	mov %rsp, %rbp\n"
+"	incq fe_sink(%rip)\n"
+"	pop %rbp\n"
+"	jmp .Lfe_retimm_ret\n"
+".Lfe_retimm_ret:\n"
+"	ret $8\n"
+"	.size fe_retimm_leaf, .-fe_retimm_leaf\n"
+"	.globl fe_asm_caller\n"
+"	.type fe_asm_caller, @function\n"
+"fe_asm_caller:\n"
+"	push %rbp\n"
+"	mov %rsp, %rbp\n"
+"	call fe_repz_leaf\n"
+"	push $0\n"			/* the word "ret $8" pops */
+"	call fe_retimm_leaf\n"
+"	pop %rbp\n"
+"	ret\n"
+"	.size fe_asm_caller, .-fe_asm_caller\n"
+"	.pushsection .data\n"
+"	.balign 8\n"
+"	.globl fe_repz_ret_at, fe_retimm_ret_at\n"
+"fe_repz_ret_at:\n"
+"	.quad .Lfe_repz_ret\n"
+"fe_retimm_ret_at:\n"
+"	.quad .Lfe_retimm_ret\n"
+"	.popsection\n");
+
 noinline void fe_loop(unsigned int msec)
 {
 	struct timespec t0;
@@ -42,6 +96,7 @@ noinline void fe_loop(unsigned int msec)
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned long i = 0;; i++) {
 		fe_caller(i);
+		fe_asm_caller();
 		if (!(i & 0xfff) && ds_msec_since(&t0) >= msec)
 			break;
 	}
@@ -64,6 +119,10 @@ int main(int argc, char **argv)
 	struct ds_mmap ring;
 	uint64_t leaf = (uint64_t)(uintptr_t)fe_leaf;
 	long at_entry[3] = { 0 }, entry_ok[3] = { 0 }, in_leaf = 0, leaf_ok = 0;
+	/* On "repz ret", on "ret $8": samples, and those that name the caller. */
+	const uint64_t ret_at[2] = { fe_repz_ret_at, fe_retimm_ret_at };
+	static const char *const ret_leaf[2] = { "fe_repz_leaf", "fe_retimm_leaf" };
+	long at_ret[2] = { 0 }, ret_ok[2] = { 0 };
 	int fd, failed = 0, status;
 
 	if (!st)
@@ -91,7 +150,23 @@ int main(int argc, char **argv)
 		bool ok;
 		long n;
 
-		if (r->deferred || !r->cookie || !s || strcmp(s, "fe_leaf"))
+		if (r->deferred || !r->cookie || !s)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			const char *want[] = { ret_leaf[k], "fe_asm_caller", "fe_loop", NULL };
+
+			if (r->ip != ret_at[k])
+				continue;
+			d = ds_find_record(&c, r->tid, r->cookie, &n);
+			ok = d && d->nr >= 3 && d->ips[0] == r->ip &&
+			     ds_chain_has_sequence(st, d->ips, d->nr, want);
+			at_ret[k]++;
+			ret_ok[k] += ok;
+			if (!ok && at_ret[k] - ret_ok[k] <= 3)
+				printf("# on %s's return: %s\n", ret_leaf[k],
+				       d ? "record without its caller" : "no record");
+		}
+		if (strcmp(s, "fe_leaf"))
 			continue;
 		d = ds_find_record(&c, r->tid, r->cookie, &n);
 		ok = d && d->nr >= 3 && d->ips[0] == r->ip &&
@@ -123,6 +198,12 @@ int main(int argc, char **argv)
 		 entry_ok[0], at_entry[0], entry_ok[1], at_entry[1]);
 	DS_CHECK(&failed, leaf_ok == in_leaf, "every sample in fe_leaf does (%ld of %ld)", leaf_ok,
 		 in_leaf);
+	printf("# %ld samples on \"repz ret\", %ld on \"ret $8\"\n", at_ret[0], at_ret[1]);
+	DS_CHECK(&failed, at_ret[0] >= 3 && at_ret[1] >= 3,
+		 "samples on the leaves' return instructions (%ld, %ld)", at_ret[0], at_ret[1]);
+	DS_CHECK(&failed, ret_ok[0] == at_ret[0] && ret_ok[1] == at_ret[1],
+		 "each names its caller: leaf <- fe_asm_caller <- fe_loop (%ld of %ld, %ld of %ld)",
+		 ret_ok[0], at_ret[0], ret_ok[1], at_ret[1]);
 	ds_mmap_close(&ring);
 	close(fd);
 	ds_collect_free(&c);

@@ -6,7 +6,7 @@
  * releases one at a time, so that events are disabled and buffers drained
  * while the child waits between phases.
  *
- *   sessions [leftover|two_task|siblings|percpu_keys|full_buffer|sixteen]
+ *   sessions [leftover|two_task|siblings|percpu_keys|full_buffer|sixteen|key_once]
  *
  * Without an argument every case runs.
  */
@@ -527,6 +527,40 @@ static int case_sixteen(void)
 	return failed;
 }
 
+/*
+ * A key is set before the event first counts: a key changed while samples'
+ * requests are pending would match no event at their delivery. After the
+ * first enable, disabled again or not, the ioctl fails with EBUSY.
+ */
+static int case_key_once(void)
+{
+	struct perf_event_attr attr;
+	__u64 key = 7;
+	int fd, failed = 0, ret;
+
+	sampling(&attr, 1000000);
+	fd = ds_perf_open(&attr, 0, -1, -1, 0);
+	if (fd < 0) {
+		printf("# perf_event_open: %s\n", strerror(-fd));
+		return 1;
+	}
+	ret = ioctl(fd, PERF_EVENT_IOC_SET_DEFER_SESSION, &key);
+	DS_CHECK(&failed, ret == 0, "key set before the first enable (%s)",
+		 ret ? strerror(errno) : "ok");
+	ret = ioctl(fd, PERF_EVENT_IOC_SET_DEFER_SESSION, &key);
+	DS_CHECK(&failed, ret == 0, "and set again, still disabled");
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	ret = ioctl(fd, PERF_EVENT_IOC_SET_DEFER_SESSION, &key);
+	DS_CHECK(&failed, ret == -1 && errno == EBUSY, "enabled: EBUSY (%s)",
+		 ret ? strerror(errno) : "accepted");
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	ret = ioctl(fd, PERF_EVENT_IOC_SET_DEFER_SESSION, &key);
+	DS_CHECK(&failed, ret == -1 && errno == EBUSY, "disabled again: still EBUSY (%s)",
+		 ret ? strerror(errno) : "accepted");
+	close(fd);
+	return failed;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -537,6 +571,7 @@ static const struct {
 	{ "percpu_keys", case_percpu_keys },
 	{ "full_buffer", case_full_buffer },
 	{ "sixteen", case_sixteen },
+	{ "key_once", case_key_once },
 };
 
 int main(int argc, char **argv)
