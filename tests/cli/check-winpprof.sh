@@ -28,7 +28,7 @@ else
 		> /dev/null 2> "$PD/afile.err"
 	rc=$?
 	check "--pprof-dir on a regular file: refused at the start, exit 1" \
-		bash -c "[ $rc -eq 1 ] && grep -q 'pprof-dir .*afile: ' '$PD/afile.err' && [ -z \"\$(pwindows '$PD/bad.data')\" ]"
+		bash -c "[ $rc -eq 1 ] && grep -q 'pprof-dir .*afile: ' '$PD/afile.err' && [ -z '$(pwindows "$PD/bad.data")' ]"
 
 	# an earlier run's window and its pprof: --keep removes both
 	mkdir -p "$PD/pp"
@@ -57,7 +57,8 @@ else
 		pbl=$pb
 	done
 	check "go tool pprof -top reads each window's pprof ($n of 3), burn_leaf named" \
-		bash -c "[ $n -eq 3 ] && cat '$PD'/pp/*.top | grep -q burn_leaf"
+		bash -c "[ $n -eq 3 ] && cat '$PD'/pp/*.top | grep -q burn_leaf ||
+			{ ls -l '$PD/pp'; tail -n 5 '$PD'/pp/*.toperr '$PD'/pp/*.top; false; }"
 	# the samples of a window's pprof = those of its report
 	w1=$(echo $wins | cut -d' ' -f1)
 	s1=$("$DS" report -i "$w1" --folded 2>&1 > /dev/null | sed -n 's/^summary: \([0-9]*\) samples.*/\1/p')
