@@ -34,21 +34,25 @@ check "report --text: the summary once (ends the report, not on stderr too)" \
 check "a file without deferred callchains: one summary line that says so" \
 	bash -c "[ \$(grep -c . '$E/cl.err') -eq 1 ] && grep -qx 'summary: 6 samples, classic callchains (no deferred ones to stitch), lost 3 events in 1 LOST record, 0 lost samples' '$E/cl.err'"
 
-# a data section cut short: its records up to the cut, one warning, exit 0
-# (like perf report); the first sample (after two 64-byte COMM records, 104
-# bytes) and 20 bytes of the next one are left
+# a data section cut short: its records up to the cut, one warning, then
+# exit 1 with a closing line (issue 23: perf script exits non-zero, 234, on
+# such a file; what could be read is still printed); the first sample
+# (after two 64-byte COMM records, 104 bytes) and 20 bytes of the next one
+# are left
 head -c $((DOFF + 128 + 104 + 20)) "$T/m.data" > "$E/cut.data"
 missing=$((DSIZE - 128 - 104 - 20))
+cutline="deferstack: $E/cut.data is incomplete (its data section is cut short): the output ends at the cut"
 "$DSAN" script -i "$E/cut.data" -k /dev/null > "$E/cut.txt" 2> "$E/cut.err"
 rc=$?
-check "data section cut short: script exit 0, the sample before the cut, one warning" \
-	bash -c "[ $rc -eq 0 ] && [ \$(grep -c 'cookie=' '$E/cut.txt') -eq 1 ] && [ \$(grep -c warning '$E/cut.err') -eq 1 ] &&
-		grep -qx 'deferstack: warning: $E/cut.data is truncated: $missing bytes of the data section missing; read up to there' '$E/cut.err'" ||
+check "data section cut short: script exit 1, the sample before the cut, one warning, 'is incomplete' last" \
+	bash -c "[ $rc -eq 1 ] && [ \$(grep -c 'cookie=' '$E/cut.txt') -eq 1 ] && [ \$(grep -c warning '$E/cut.err') -eq 1 ] &&
+		grep -qx 'deferstack: warning: $E/cut.data is truncated: $missing bytes of the data section missing; read up to there' '$E/cut.err' &&
+		[ \"\$(tail -1 '$E/cut.err')\" = '$cutline' ]" ||
 	cat "$E/cut.err"
 "$DSAN" report -i "$E/cut.data" -k /dev/null --folded > "$E/cut.folded" 2>/dev/null
 rc=$?
-check "data section cut short: report --folded exit 0 with the sample" \
-	bash -c "[ $rc -eq 0 ] && grep -q '^alpha;' '$E/cut.folded'"
+check "data section cut short: report --folded exit 1 with the sample" \
+	bash -c "[ $rc -eq 1 ] && grep -q '^alpha;' '$E/cut.folded'"
 # counts of one in the singular
 check "one sample: 'summary: 1 sample, 0 deferred records'" \
 	grep -q '^summary: 1 sample, 0 deferred records, 0 stitched' "$E/cut.err"
