@@ -132,6 +132,12 @@ void print_summary(FILE *out, const struct ds_pipeline_summary *st);
 /* The counts of a pipeline (zeros if it never ran or p is NULL). */
 struct ds_pipeline_summary pipeline_stats(const struct ds_pipeline *p);
 void print_pipeline_summary(FILE *out, const struct ds_pipeline *p);
+/* The exit status of a read that succeeded (issue 23): 0 if IN was read
+ * whole; 1 if it was incomplete (a data section cut short, a recording that
+ * was not finished, a last record cut off: read as far as it goes, like
+ * perf script, which exits non-zero on a cut file), said in one closing
+ * line after the output and the summary. */
+int input_status(const char *in, const struct ds_pipeline_summary *st);
 /* The name of a record's event (ds_attr_name(), buf may be used), or
  * "unknown" before any attr. */
 const char *pipeline_event(const struct ds_pipeline *p, const struct perf_event_header *rec,

@@ -13,7 +13,9 @@ static void usage_convert(FILE *f)
 		"any perf (e.g. 6.1) reads: samples get 'kernel ips, PERF_CONTEXT_USER, user\n"
 		"ips'; samples whose record never came keep the kernel part only;\n"
 		"CALLCHAIN_DEFERRED records are dropped; attr defer bits are cleared.\n"
-		"OUT must not be IN; it is replaced only when the conversion succeeds.\n"
+		"OUT must not be IN; it is replaced only when the conversion succeeds. An\n"
+		"incomplete IN (cut short, not finished) is converted up to its cut, with\n"
+		"exit status 1.\n"
 		"IN or OUT '-': standard input / output in perf's pipe mode.\n");
 }
 
@@ -42,7 +44,10 @@ int cmd_convert(int argc, char **argv)
 		return 2;
 	}
 	err = convert_file(in, out, &st);
-	if (!err)
-		print_summary(stderr, &st);
-	return err ? 1 : 0;
+	if (err)
+		return 1;
+	print_summary(stderr, &st);
+	/* OUT holds what IN had up to its cut: a salvage (perf 6.1 reads it,
+	 * it does not read a cut file), but the status says IN was cut */
+	return input_status(in, &st);
 }

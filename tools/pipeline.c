@@ -108,6 +108,26 @@ void print_pipeline_summary(FILE *out, const struct ds_pipeline *p)
 	print_summary(out, &st);
 }
 
+int input_status(const char *in, const struct ds_pipeline_summary *st)
+{
+	const char *name = strcmp(in, "-") ? in : "standard input";
+
+	/* the warnings came when the input was opened, before a long output:
+	 * the last line says why the exit status is not 0 */
+	if (st->truncated)
+		die_msg("%s is incomplete (its data section is cut short): the output "
+			"ends at the cut", name);
+	else if (st->unfinished)
+		die_msg("%s is incomplete (the recording was not finished): the output "
+			"ends where the file ends", name);
+	else if (st->trailing)
+		die_msg("%s is incomplete (its last record is cut off): the output ends "
+			"before it", name);
+	else
+		return 0;
+	return 1;
+}
+
 const char *pipeline_event(const struct ds_pipeline *p, const struct perf_event_header *rec,
 			   char *buf, size_t len)
 {

@@ -519,7 +519,13 @@ int cmd_report(int argc, char **argv)
 done:
 	if (err == -ENOMEM)
 		die_msg("report: out of memory");
-	rc = err ? 1 : 0;
+	if (err) {
+		rc = 1;
+	} else {
+		struct ds_pipeline_summary st = pipeline_stats(r.p);
+
+		rc = input_status(in, &st);
+	}
 out:
 	ds_pipeline_free(r.p);
 	report_free(&r);

@@ -697,7 +697,7 @@ int cmd_script(int argc, char **argv)
 		.sz = sizeof(po), .cb = script_cb, .cb_arg = &s,
 		.symbols = true, .find_kallsyms = true,
 	};
-	int c, err;
+	int c, err, rc = 0;
 	bool cb_nomem;
 
 	memset(&s, 0, sizeof(s));
@@ -733,10 +733,14 @@ int cmd_script(int argc, char **argv)
 		err = flush_out(&s);
 	if (!err)
 		err = finish_stdout();
-	if (!err)
-		print_pipeline_summary(stderr, s.p);
-	else if (cb_nomem)
+	if (!err) {
+		struct ds_pipeline_summary st = pipeline_stats(s.p);
+
+		print_summary(stderr, &st);
+		rc = input_status(in, &st);
+	} else if (cb_nomem) {
 		die_msg("script: out of memory");
+	}
 	ds_pipeline_free(s.p);
 	free(s.out);
 	free(s.tails);
@@ -745,5 +749,5 @@ int cmd_script(int argc, char **argv)
 	free(s.runs.a);
 	free(s.pieces.a);
 	free(s.tl);
-	return err ? 1 : 0;
+	return err ? 1 : rc;
 }
