@@ -587,10 +587,11 @@ else
 	check "record -o - | report -i -" bash -c "grep -q 'burn_outer;burn_middle;burn_leaf' '$T/pipe.folded' && grep -q 'wrote standard output (pipe mode' '$T/prec.err'"
 	"$DS" record --stitched -o - -- "$BURN" 0.3 2>/dev/null | "$DSAN" report -i - --folded > "$T/pipest.folded" 2>/dev/null
 	check "record --stitched -o - | report -i -" grep -q 'burn_leaf' "$T/pipest.folded"
-	"$DS" record -o - -- sh -c "echo the-command-says-hi; exec '$BURN' 0.2" 2> "$T/pout.err" |
-		"$DSAN" report -i - --folded > "$T/pout.folded" 2>/dev/null
+	"$DS" record -o - -- sh -c "echo the-command-says-hi; exec '$BURN' 0.5" 2> "$T/pout.err" |
+		"$DSAN" report -i - --folded > "$T/pout.folded" 2> "$T/pout.rerr"
 	check "record -o - -- CMD: the command's output goes to stderr, the stream stays clean" \
-		bash -c "grep -q burn_leaf '$T/pout.folded' && grep -q the-command-says-hi '$T/pout.err'"
+		bash -c "grep -q burn_leaf '$T/pout.folded' && grep -q the-command-says-hi '$T/pout.err' ||
+			{ cat '$T/pout.err' '$T/pout.rerr'; head -5 '$T/pout.folded'; false; }"
 	if command -v perf > /dev/null; then
 		check "record -o - | perf report -i -" \
 			bash -c "'$DS' record -o - -- '$BURN' 0.3 2>/dev/null | perf report -i - --stdio 2>/dev/null | grep -q burn_leaf"
