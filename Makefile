@@ -114,6 +114,10 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
 	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry \
 	$(OUT)/tests/churn
+	@$(MAKE) -s -C tests/unit/ehframe OUT=$(abspath $(OUT))/unit-ehframe check hostile \
+		> $(OUT)/unit-ehframe.log 2>&1 || \
+		{ tail -20 $(OUT)/unit-ehframe.log; echo "FAIL: tests/unit/ehframe (log: $(OUT)/unit-ehframe.log)"; exit 1; }
+	@echo "PASS: tests/unit/ehframe: the pending .eh_frame decoder against readelf and hostile tables"
 	@tests/run-checks.sh $(OUT) $(UNIT_BIN)
 
 # ---- fuzz: libFuzzer target over the perf.data reader + merge + stitcher
