@@ -69,7 +69,8 @@ DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
 # ExecReload, /bin/kill, which the test runs.
 DS_USER_PKGS=(make gcc g++ clang llvm libclang-rt-14-dev libelf-dev libdw-dev zlib1g-dev
 	liblzma-dev libbz2-dev libzstd-dev libcmocka-dev linux-perf groff-base chromium
-	libc6-dbg golang-go pkgconf time gcc-multilib debuginfod iproute2 systemd procps)
+	libc6-dbg golang-go pkgconf time gcc-multilib debuginfod iproute2 systemd procps
+	patch binutils)
 # Debian sid roots (perf 7.x) and the fresh-machine check.
 DS_CHROOT_PKGS=(debootstrap debian-archive-keyring file)
 # Debian packages (make deb, pkg/build-deb.sh): dpkg-buildpackage (dpkg-dev),
