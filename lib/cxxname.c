@@ -84,7 +84,8 @@ void ds_cxx_perf_name(char *name)
 	for (char *p = s; p < end; p++) {
 		/* "operator<", "operator()", "operator new": not brackets, and
 		 * not a return type's space */
-		if (!strncmp(p, "operator", 8) && (p == s || p[-1] == ':' || p[-1] == ' ') &&
+		if (*p == 'o' && !strncmp(p, "operator", 8) &&
+		    (p == s || p[-1] == ':' || p[-1] == ' ') &&
 		    !(isalnum((unsigned char)p[8]) || p[8] == '_')) {
 			p += 8;
 			if (*p == ' ')

@@ -293,34 +293,45 @@ static int seg_id(struct ds_fold *f, const uint32_t *ids, size_t n, uint32_t *se
 
 /* ---- stacks */
 
-/* A stack as runs of name ids: comm, root, user callers, user leaf,
- * kernel callers, kernel leaf. */
+/* A stack as runs of name ids: comm (and root), user callers, user leaf,
+ * kernel callers, kernel leaf; the empty ones left out. */
 struct view {
 	uint32_t one[4];	/* comm, root, user leaf, kernel leaf */
-	const uint32_t *run[6];
-	size_t len[6];
+	const uint32_t *run[5];
+	size_t len[5];
+	size_t nr;		/* runs, none empty */
 	size_t total;
 };
 
 static void view_of(const struct ds_fold *f, const struct fstack *st, struct view *v)
 {
+	size_t n = 1, ul, kl;
+	const uint32_t *u = seg_ids(f, st->useg, &ul), *k = seg_ids(f, st->kseg, &kl);
+
 	v->one[0] = st->comm;
 	v->one[1] = st->root - 1;
-	v->one[2] = st->uleaf - 1;
-	v->one[3] = st->kleaf - 1;
 	v->run[0] = &v->one[0];
-	v->len[0] = 1;
-	v->run[1] = &v->one[1];
-	v->len[1] = st->root != 0;
-	v->run[2] = seg_ids(f, st->useg, &v->len[2]);
-	v->run[3] = &v->one[2];
-	v->len[3] = st->uleaf != 0;
-	v->run[4] = seg_ids(f, st->kseg, &v->len[4]);
-	v->run[5] = &v->one[3];
-	v->len[5] = st->kleaf != 0;
-	v->total = 0;
-	for (int i = 0; i < 6; i++)
-		v->total += v->len[i];
+	v->len[0] = 1 + (st->root != 0);	/* one[1] follows one[0] */
+	if (ul) {
+		v->run[n] = u;
+		v->len[n++] = ul;
+	}
+	if (st->uleaf) {
+		v->one[2] = st->uleaf - 1;
+		v->run[n] = &v->one[2];
+		v->len[n++] = 1;
+	}
+	if (kl) {
+		v->run[n] = k;
+		v->len[n++] = kl;
+	}
+	if (st->kleaf) {
+		v->one[3] = st->kleaf - 1;
+		v->run[n] = &v->one[3];
+		v->len[n++] = 1;
+	}
+	v->nr = n;
+	v->total = v->len[0] + ul + (st->uleaf != 0) + kl + (st->kleaf != 0);
 }
 
 /* Walk a view, name id by name id (at most total of them). */
@@ -824,23 +835,10 @@ static int cmp_views(const struct ds_fold *f, const struct view *vx, const struc
 
 	/* run against run: a span both have is compared as two arrays, and
 	 * skipped at once when it is the same memory (a shared segment) */
-	for (;;) {
-		const uint32_t *rx, *ry;
-		size_t n;
+	while (px < vx->nr && py < vy->nr) {
+		const uint32_t *rx = vx->run[px] + ax, *ry = vy->run[py] + ay;
+		size_t lx = vx->len[px] - ax, ly = vy->len[py] - ay, n = lx < ly ? lx : ly;
 
-		while (px < 6 && ax >= vx->len[px]) {
-			px++;
-			ax = 0;
-		}
-		while (py < 6 && ay >= vy->len[py]) {
-			py++;
-			ay = 0;
-		}
-		if (px == 6 || py == 6)
-			break;
-		rx = vx->run[px] + ax;
-		ry = vy->run[py] + ay;
-		n = vx->len[px] - ax < vy->len[py] - ay ? vx->len[px] - ax : vy->len[py] - ay;
 		if (rx != ry) {
 			for (size_t i = 0; i < n; i++) {
 				if (rx[i] != ry[i])
@@ -848,9 +846,19 @@ static int cmp_views(const struct ds_fold *f, const struct view *vx, const struc
 							 done + i + 1 < vy->total);
 			}
 		}
-		ax += n;
-		ay += n;
 		done += n;
+		if (n == lx) {
+			px++;
+			ax = 0;
+		} else {
+			ax += n;
+		}
+		if (n == ly) {
+			py++;
+			ay = 0;
+		} else {
+			ay += n;
+		}
 	}
 	return vx->total < vy->total ? -1 : vx->total > vy->total;
 }

@@ -94,6 +94,17 @@ int ds_symbols_chain_ids(struct ds_symbols *s, uint32_t pid, uint64_t ctx,
 			 const uint64_t *chain, uint64_t nr, uint32_t **ids, size_t *cap,
 			 size_t *n);
 
+struct ds_merge;
+struct perf_event_header;
+/* Keep extra bytes (at most 4096) after each record of m, set before the
+ * first push: ds_merge_push_extra() copies them in (NULL: zeros), and
+ * ds_merge_extra() gives those of the record the last ds_merge_pop()
+ * released (NULL: none).  0 or -EINVAL.  lib/merge.c. */
+int ds_merge_set_extra(struct ds_merge *m, size_t extra);
+int ds_merge_push_extra(struct ds_merge *m, const struct perf_event_header *rec, uint64_t time,
+			uint32_t cpu, const void *extra);
+void *ds_merge_extra(const struct ds_merge *m);
+
 /*
  * libbpf-style options: copy the caller's struct of size sz (its
  * sizeof when it was built) into dst (ours, zeroed first).  An older,

@@ -56,6 +56,7 @@ struct ds_merge {
 	struct ds_recycle rc;		/* nodes for reuse */
 	uint64_t nr_out_of_order;	/* records older than an already released one */
 	uint64_t last_released;
+	size_t extra;		/* bytes kept after each record (ds_merge_set_extra) */
 };
 
 int ds_merge_new(struct ds_merge **out, const struct ds_merge_opts *opts)
@@ -205,13 +206,37 @@ static int heap_add(struct ds_merge *m, struct ds_merge_node *n, uint32_t cpu, s
 	return 0;
 }
 
-static size_t node_size(uint16_t rec_size)
+static size_t node_size(const struct ds_merge *m, uint16_t rec_size)
 {
-	return sizeof(struct ds_merge_node) + ((rec_size + 7u) & ~7u);
+	return sizeof(struct ds_merge_node) + ((rec_size + 7u) & ~7u) + m->extra;
+}
+
+int ds_merge_set_extra(struct ds_merge *m, size_t extra)
+{
+	if (m->pending || m->out || extra > 4096)
+		return -EINVAL;
+	m->extra = (extra + 7) & ~(size_t)7;
+	return 0;
+}
+
+void *ds_merge_extra(const struct ds_merge *m)
+{
+	const struct perf_event_header *h;
+
+	if (!m->out || !m->extra)
+		return NULL;
+	h = (const void *)m->out->data;
+	return (char *)m->out->data + ((h->size + 7u) & ~7u);
 }
 
 int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint64_t time,
 		  uint32_t cpu)
+{
+	return ds_merge_push_extra(m, rec, time, cpu, NULL);
+}
+
+int ds_merge_push_extra(struct ds_merge *m, const struct perf_event_header *rec, uint64_t time,
+			uint32_t cpu, const void *extra)
 {
 	size_t qi = cpu < MAX_QUEUES ? cpu : MAX_QUEUES - 1;
 	struct ds_merge_node *n;
@@ -224,12 +249,20 @@ int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint6
 	if (err)
 		return err;
 	q = &m->q[qi];
-	n = ds_rc_alloc(&m->rc, node_size(rec->size));
+	n = ds_rc_alloc(&m->rc, node_size(m, rec->size));
 	if (!n)
 		return -ENOMEM;
 	n->time = time;
 	n->seq = m->seq++;
 	memcpy(n->data, rec, rec->size);
+	if (m->extra) {
+		char *x = (char *)n->data + ((rec->size + 7u) & ~7u);
+
+		if (extra)
+			memcpy(x, extra, m->extra);
+		else
+			memset(x, 0, m->extra);
+	}
 	if (!q->len) {
 		/* the queue's new head enters the heap */
 		err = q_append(q, n);
@@ -245,7 +278,7 @@ int ds_merge_push(struct ds_merge *m, const struct perf_event_header *rec, uint6
 		err = heap_add(m, n, (uint32_t)qi, LATE);
 	}
 	if (err) {
-		ds_rc_free(&m->rc, n, node_size(rec->size));
+		ds_rc_free(&m->rc, n, node_size(m, rec->size));
 		return err;
 	}
 	m->pending++;
@@ -273,7 +306,7 @@ int ds_merge_pop(struct ds_merge *m, const struct perf_event_header **rec)
 	if (m->out) {
 		const struct perf_event_header *h = (const void *)m->out->data;
 
-		ds_rc_free(&m->rc, m->out, node_size(h->size));
+		ds_rc_free(&m->rc, m->out, node_size(m, h->size));
 		m->out = NULL;
 	}
 	if (!m->pending || !m->nr_heap)

@@ -242,6 +242,15 @@ static int open_symbols(struct ds_pipeline *p, const char *path)
 	return err;
 }
 
+/* What the merge keeps after each record: the record parsed when it was
+ * read (with the attrs known then; a pipe-mode stream may add attrs
+ * later, and a record read before is parsed again then, as it always
+ * was), so that it is not parsed a second time when it is released. */
+struct parsed {
+	struct ds_event ev;
+	size_t nr_attrs;
+};
+
 /* The reader is open: say what is wrong with the input, set up the rest. */
 static int opened(struct ds_pipeline *p, const char *path)
 {
@@ -266,6 +275,8 @@ static int opened(struct ds_pipeline *p, const char *path)
 	so.cb = out_cb;
 	so.cb_arg = p;
 	err = ds_merge_new(&p->mg, &mo);
+	if (!err)
+		err = ds_merge_set_extra(p->mg, sizeof(struct parsed));
 	if (!err)
 		err = ds_stitch_new(&p->st, &so);
 	if (err)
@@ -326,6 +337,12 @@ int ds_pipeline_open_fd(struct ds_pipeline *p, int fd, const char *name)
 	return do_open(p, NULL, fd, name);
 }
 
+/* ptr, which pointed into a record at from, into its copy at to */
+static const void *moved(const void *ptr, uintptr_t from, uintptr_t to)
+{
+	return ptr ? (const void *)(to + ((uintptr_t)ptr - from)) : NULL;
+}
+
 /* Stitch what the merge releases. */
 static int drain(struct ds_pipeline *p)
 {
@@ -334,9 +351,24 @@ static int drain(struct ds_pipeline *p)
 	int err;
 
 	while (ds_merge_pop(p->mg, &rec) > 0) {
-		err = ds_reader_parse(p->rd, rec, &ev);
+		struct parsed *pp = ds_merge_extra(p->mg);
+		struct ds_event *e = &ev;
+
+		if (pp && pp->ev.hdr && pp->nr_attrs == ds_reader_nr_attrs(p->rd)) {
+			/* in place: the merge frees it at the next pop */
+			uintptr_t from = (uintptr_t)pp->ev.hdr, to = (uintptr_t)rec;
+
+			e = &pp->ev;
+			e->hdr = rec;
+			e->chain = moved(e->chain, from, to);
+			e->filename = moved(e->filename, from, to);
+			e->comm = moved(e->comm, from, to);
+			err = 0;
+		} else {
+			err = ds_reader_parse(p->rd, rec, &ev);
+		}
 		if (!err)
-			err = ds_stitch_event(p->st, &ev);
+			err = ds_stitch_event(p->st, e);
 		if (err)
 			return err;
 	}
@@ -354,7 +386,8 @@ static const char *parse_err(int err)
 int ds_pipeline_run(struct ds_pipeline *p)
 {
 	const struct perf_event_header *rec;
-	struct ds_event ev = { .sz = sizeof(ev) };
+	struct parsed pp = { .ev = { .sz = sizeof(pp.ev) } };
+	struct ds_event *ev = &pp.ev;
 	int ret;
 
 	p->err[0] = 0;
@@ -375,14 +408,16 @@ int ds_pipeline_run(struct ds_pipeline *p)
 				break;
 			continue;
 		}
-		ret = ds_reader_parse(p->rd, rec, &ev);
+		ret = ds_reader_parse(p->rd, rec, ev);
 		if (ret) {
 			set_err(p, "%s: malformed %s record (type %u, size %u) at data offset "
 				"%" PRIu64 ": %s", p->name, ds_record_name(rec->type), rec->type,
 				rec->size, ds_reader_offset(p->rd) - rec->size, parse_err(ret));
 			return ret;
 		}
-		ret = ds_merge_push(p->mg, rec, ev.time, (ev.have & DS_EV_CPU) ? ev.cpu : 0);
+		pp.nr_attrs = ds_reader_nr_attrs(p->rd);
+		ret = ds_merge_push_extra(p->mg, rec, ev->time, (ev->have & DS_EV_CPU) ? ev->cpu : 0,
+					  &pp);
 		if (!ret)
 			ret = drain(p);
 		if (ret)

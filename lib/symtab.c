@@ -344,11 +344,95 @@ static void add_range(struct ds_symtab *t, uint64_t start, const struct esym *s)
 	p->name = name;
 }
 
+/* Append key to out[0, *n) unless it is the last one there. */
+static inline void put_bp(uint64_t *out, size_t *n, uint64_t key)
+{
+	if (!*n || out[*n - 1] != key)
+		out[(*n)++] = key;
+}
+
+/*
+ * The sweep's breakpoints into bps, sorted, each once: 0, the symbols'
+ * values, the address after a label's value, the address after a sized
+ * symbol's last one, and the sections' starts, ends and ends + 1.  bps
+ * and tmp hold 2 * n + 3 * sections + 1 keys each.  The values (w->e is
+ * by value) and the labels' next addresses come sorted, and the ends
+ * mostly do (functions follow each other): they are sorted only when they
+ * are not (radix, in bps), and the four lists merged.  Returns how many.
+ */
+static size_t breakpoints(struct sweep *w, uint64_t *bps, uint64_t *tmp)
+{
+	uint64_t *a = tmp, *b, *c, *d;
+	size_t na = 0, nb = 0, nc = 0, nd = 0, ia = 0, ib = 0, ic = 0, id = 0, n = 0;
+	bool sorted = true;
+
+	for (size_t i = 0; i < w->n; i++)
+		a[na++] = w->e[i].value;
+	b = a + na;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct esym *e = &w->e[i];
+
+		if (!e->size && e->value != UINT64_MAX)
+			b[nb++] = e->value + 1;
+		if (!e->size)
+			w->labels[w->nr_labels++] = (uint32_t)i;
+	}
+	c = b + nb;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct esym *e = &w->e[i];
+
+		if (e->size && e->last != UINT64_MAX) {
+			sorted &= !nc || c[nc - 1] <= e->last + 1;
+			c[nc++] = e->last + 1;
+		}
+	}
+	if (!sorted)
+		radix_sort_keys(c, bps, nc);
+	d = c + nc;
+	d[nd++] = 0;
+	for (size_t i = 0; i < w->nr_secs; i++) {
+		d[nd++] = w->secs[i].start;
+		d[nd++] = w->secs[i].end;
+		if (w->secs[i].end != UINT64_MAX)
+			d[nd++] = w->secs[i].end + 1;
+	}
+	for (size_t i = 1; i < nd; i++) {	/* a few: insertion */
+		uint64_t v = d[i];
+		size_t j = i;
+
+		for (; j > 0 && d[j - 1] > v; j--)
+			d[j] = d[j - 1];
+		d[j] = v;
+	}
+	/* the four merged into bps (which c was sorted through before) */
+	while (ia < na || ib < nb || ic < nc || id < nd) {
+		uint64_t v = UINT64_MAX;
+		int from = -1;
+
+		if (ia < na && (from < 0 || a[ia] < v))
+			v = a[ia], from = 0;
+		if (ib < nb && (from < 0 || b[ib] < v))
+			v = b[ib], from = 1;
+		if (ic < nc && (from < 0 || c[ic] < v))
+			v = c[ic], from = 2;
+		if (id < nd && (from < 0 || d[id] < v))
+			v = d[id], from = 3;
+		switch (from) {
+		case 0: ia++; break;
+		case 1: ib++; break;
+		case 2: ic++; break;
+		default: id++; break;
+		}
+		put_bp(bps, &n, v);
+	}
+	return n;
+}
+
 static int sweep(struct ds_symtab *t, struct sweep *w)
 {
 	uint64_t *bps = NULL, *tmp = NULL;
 	uint64_t m = 0;
-	size_t nbps = 0, next = 0, k = 0, max;
+	size_t nbps, next = 0, max;
 	struct ds_symrange *shrunk;
 	int err = -ENOMEM;
 
@@ -362,30 +446,7 @@ static int sweep(struct ds_symtab *t, struct sweep *w)
 	w->act[1] = malloc((w->n ? w->n : 1) * sizeof(uint32_t));
 	if (!bps || !tmp || !w->labels || !w->act[0] || !w->act[1])
 		goto out;
-	bps[nbps++] = 0;
-	for (size_t i = 0; i < w->n; i++) {
-		const struct esym *e = &w->e[i];
-
-		bps[nbps++] = e->value;
-		if (!e->size && e->value != UINT64_MAX)
-			bps[nbps++] = e->value + 1;
-		else if (e->size && e->last != UINT64_MAX)
-			bps[nbps++] = e->last + 1;
-		if (!e->size)
-			w->labels[w->nr_labels++] = (uint32_t)i;
-	}
-	for (size_t i = 0; i < w->nr_secs; i++) {
-		bps[nbps++] = w->secs[i].start;
-		bps[nbps++] = w->secs[i].end;
-		if (w->secs[i].end != UINT64_MAX)
-			bps[nbps++] = w->secs[i].end + 1;
-	}
-	radix_sort_keys(bps, tmp, nbps);
-	for (size_t i = 0; i < nbps; i++) {
-		if (!k || bps[i] != bps[k - 1])
-			bps[k++] = bps[i];
-	}
-	nbps = k;
+	nbps = breakpoints(w, bps, tmp);
 	t->r = malloc(nbps * sizeof(*t->r));
 	if (!t->r)
 		goto out;

@@ -8,6 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "cli.h"
 #include "tab.h"
@@ -312,6 +315,28 @@ static inline void copy_over(char *d, const char *t, size_t n)
 		memcpy(d + i, t + i, 32);
 }
 
+#ifdef __SSE2__
+/* "%16" PRIx64 of ip into d[0, 16): the 16 digits in one SSE2 register
+ * (each byte's two nibbles spread to two bytes, made digits or letters),
+ * leading zeros made spaces (a zero keeps its last digit). */
+static inline void hex16(char *d, uint64_t ip)
+{
+	const __m128i low4 = _mm_set1_epi8(0x0f);
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(ip));
+	__m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), low4);
+	__m128i nib = _mm_unpacklo_epi8(hi, _mm_and_si128(x, low4));
+	__m128i letter = _mm_and_si128(_mm_cmpgt_epi8(nib, _mm_set1_epi8(9)),
+				       _mm_set1_epi8('a' - '0' - 10));
+	__m128i dig = _mm_add_epi8(nib, _mm_add_epi8(_mm_set1_epi8('0'), letter));
+	int nz = ip ? __builtin_clzll(ip) / 4 : 15;
+	__m128i lead = _mm_cmplt_epi8(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+						    13, 14, 15),
+				      _mm_set1_epi8((char)nz));
+
+	dig = _mm_or_si128(_mm_andnot_si128(lead, dig), _mm_and_si128(lead, _mm_set1_epi8(' ')));
+	_mm_storeu_si128((__m128i *)(void *)d, dig);
+}
+#else
 /* "%16" PRIx64 of ip into d[0, 16): the digits, leading zeros made
  * spaces (a zero keeps its last digit), by 8-byte words. */
 static inline void hex16(char *d, uint64_t ip)
@@ -342,6 +367,7 @@ static inline void hex16(char *d, uint64_t ip)
 	memcpy(d, &hi, 8);
 	memcpy(d + 8, &lo, 8);
 }
+#endif
 
 /* One frame like perf script: address, then its tail t[0, n)
  * ("symbol+offset (object)\n"), which has SLACK bytes after it. */
