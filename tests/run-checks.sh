@@ -457,8 +457,13 @@ else
 		pnames() { grep -P '^\t' | sed -E 's/^\s+[0-9a-f]+ //; s/\+0x[0-9a-f]+ \(.*$//' | grep '::' | sort -u; }
 		perf script -i "$T/cxx.data" 2>/dev/null | pnames > "$T/cxx.perf.names"
 		"$DSAN" script -i "$T/cxx.data" 2>/dev/null | pnames > "$T/cxx.ds.names"
+		# perf 6.1 names a sample on the first PLT stub (just after PLT0)
+		# "_init+0x30", where we give the stub's name: a name only we print
+		# may be a @plt stub; every name perf prints must be ours as well.
 		check "C++ names = perf script's ($(wc -l < "$T/cxx.perf.names") names, templates and @plt stubs among them)" \
-			bash -c "grep -q '^work::sorted<std::' '$T/cxx.perf.names' && cmp -s '$T/cxx.perf.names' '$T/cxx.ds.names'" ||
+			bash -c "grep -q '^work::sorted<std::' '$T/cxx.perf.names' &&
+				[ -z \"\$(comm -23 '$T/cxx.perf.names' '$T/cxx.ds.names')\" ] &&
+				[ -z \"\$(comm -13 '$T/cxx.perf.names' '$T/cxx.ds.names' | grep -v '@plt\$')\" ]" ||
 			diff "$T/cxx.perf.names" "$T/cxx.ds.names"
 	fi
 	if dpkg-query -W -f='${Status}' libc6-dbg 2>/dev/null | grep -q 'ok installed'; then
@@ -612,7 +617,7 @@ else
 	cc -O1 -fno-omit-frame-pointer -o "$T/jitmap" tests/workload/jitmap.c
 	mkdir -p "$T/side"
 	"$DS" record -F 999 -o "$T/side/j.data" -- \
-		sh -c "echo \$\$ > '$T/side/pid'; exec '$T/jitmap' 0.4" > /dev/null 2>&1
+		sh -c "echo \$\$ > '$T/side/pid'; exec '$T/jitmap' 1" > /dev/null 2>&1
 	[ -s "$T/side/pid" ] && rm -f "/tmp/perf-$(cat "$T/side/pid").map"	# the JIT's map
 	if [ -e "$T/side/j.data.vdso" ]; then
 		"$DSAN" report -i "$T/side/j.data" --folded > "$T/side/j.folded" 2>/dev/null
