@@ -474,7 +474,9 @@ else
 	fi
 	# build-ids: recorded for every mapped ELF object (perf's HEADER_BUILD_ID);
 	# a workload rebuilt after the recording is not symbolized with the old
-	# addresses (one warning, addresses), unless --force-symbols
+	# addresses (one warning, addresses), unless --force-symbols. "Named":
+	# main's callees (burn_leaf has ~5 % of burn's samples: none, now and
+	# then, on a loaded machine)
 	mkdir -p "$T/bid"; cp "$BURN" "$T/bid/burn"
 	"$DS" record -o "$T/bid.data" -- "$T/bid/burn" 0.3 2>/dev/null
 	bid=$(readelf -n "$T/bid/burn" | sed -n 's/.*Build ID: *//p')
@@ -484,7 +486,7 @@ else
 	fi
 	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid1.folded" 2> "$T/bid1.err"
 	check "build-id unchanged: symbolized, no warning" \
-		bash -c "grep -q burn_leaf '$T/bid1.folded' && ! grep -q 'changed since' '$T/bid1.err'"
+		bash -c "grep -qE ';main;(burn_outer|syscall_loop)' '$T/bid1.folded' && ! grep -q 'changed since' '$T/bid1.err'"
 	cc -O2 -fno-omit-frame-pointer -o "$T/bid/burn" tests/workload/burn.c
 	"$DSAN" report -i "$T/bid.data" --folded > "$T/bid2.folded" 2> "$T/bid2.err"
 	rc=$?
@@ -500,7 +502,7 @@ else
 	cp "$BURN" "$T/bidc/.build-id/${bid:0:2}/${bid:2}/elf"
 	PERF_BUILDID_DIR="$T/bidc" "$DSAN" report -i "$T/bid.data" --folded > "$T/bid4.folded" 2> "$T/bid4.err"
 	check "rebuilt workload, the recorded version in perf's build-id cache: its names, no warning" \
-		bash -c "grep -q '^burn;.*burn_leaf ' '$T/bid4.folded' && ! grep -q 'changed since' '$T/bid4.err'"
+		bash -c "grep -qE '^burn;.*;main;(burn_outer|syscall_loop)' '$T/bid4.folded' && ! grep -q 'changed since' '$T/bid4.err'"
 	"$DS" convert -i "$T/bid.data" -o "$T/bid.conv" 2>/dev/null
 	check "convert keeps the build-ids" \
 		bash -c "'$DSAN' report -i '$T/bid.conv' --folded 2>&1 >/dev/null | grep -q 'changed since the recording'"
