@@ -33,7 +33,8 @@ static int rounds = 300;
 
 __attribute__((noinline)) static void sh_leaf(void)
 {
-	struct timespec ts = { 0, 20000 };
+	/* Long enough to block every time, also on the debug kernel. */
+	struct timespec ts = { 0, 1000000 };
 
 	ds_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
 	__asm__ volatile("" ::: "memory");
