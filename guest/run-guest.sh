@@ -109,6 +109,9 @@ else
 	read -r passed failed < <(echo "$result" | sed -E 's/.*: ([0-9]+) passed, ([0-9]+) failed/\1 \2/')
 	if [ "$failed" -ne 0 ] || [ "$passed" -eq 0 ]; then
 		ds_log "FAIL: $result"
+		# The failed checks again, last: CI shows only the tail of a long suite.
+		sed 's/\r$//' "$log" | awk '/^# --- /{t=$0} /^# FAIL/{if(t!=""){print t; t=""} print}
+			/^not ok/{print}' | head -40 >&2
 		fail=1
 	fi
 	grep -aq 'DEFERSTACK-GUEST: done' "$log" || { ds_log "FAIL: guest did not finish"; fail=1; }

@@ -279,12 +279,14 @@ static void print_stats_delta(const struct ds_unwind_stats *a, const struct ds_u
 {
 	long walks = b->walks - a->walks;
 
-	printf("# stats: %ld walks, %ld frames by SFrame, %ld by frame pointers (%.2f and %.2f per walk); objects: %ld with a table, %ld without, %ld untrusted\n",
-	       walks, b->frames_sframe - a->frames_sframe, b->frames_fp - a->frames_fp,
+	printf("# stats: %ld walks, %ld frames by SFrame, %ld by .eh_frame, %ld by frame pointers (%.2f, %.2f and %.2f per walk); objects: %ld with SFrame, %ld with .eh_frame, %ld without, %ld untrusted\n",
+	       walks, b->frames_sframe - a->frames_sframe, b->frames_ehframe - a->frames_ehframe,
+	       b->frames_fp - a->frames_fp,
 	       walks ? (double)(b->frames_sframe - a->frames_sframe) / walks : 0.0,
+	       walks ? (double)(b->frames_ehframe - a->frames_ehframe) / walks : 0.0,
 	       walks ? (double)(b->frames_fp - a->frames_fp) / walks : 0.0,
-	       b->objects_sframe - a->objects_sframe, b->objects_plain - a->objects_plain,
-	       b->objects_untrusted - a->objects_untrusted);
+	       b->objects_sframe - a->objects_sframe, b->objects_ehframe - a->objects_ehframe,
+	       b->objects_plain - a->objects_plain, b->objects_untrusted - a->objects_untrusted);
 }
 
 static int check_static(int *failed)
@@ -878,10 +880,10 @@ static int check_rewrite(int *failed)
 
 /*
  * Stacks through the C library, which has neither SFrame tables nor frame
- * pointers in Debian's build: what the walk gives today, printed, not
- * checked (tables made from .eh_frame would close the gap). A qsort()
- * comparator: dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main;
- * read() through its wrapper: the ip in libc <- dy_read <- main.
+ * pointers in Debian's build, only .eh_frame. A qsort() comparator:
+ * dy_cmp_leaf <- dy_cmp <- qsort's frames <- dy_sort <- main; read()
+ * through its wrapper: the ip in libc <- dy_read <- main. Checked whole on
+ * a kernel that walks .eh_frame; printed only on one that does not.
  */
 static bool chain_has_after(const struct ranges *rs, const uint64_t *ips, uint64_t nr,
 			    uint64_t from, const char *a, const char *b)
@@ -949,6 +951,110 @@ static int check_libc(int *failed)
 			 "libc workload ran (status 0x%x)", run.status);
 		DS_CHECK(failed, cmp >= 50 && rd >= 50,
 			 "records in the comparator (%ld) and from libc (%ld)", cmp, rd);
+	}
+	if (!mainline && s1.has_ehframe) {
+		DS_CHECK(failed, s1.objects_ehframe > s0.objects_ehframe,
+			 "libc indexed with its .eh_frame (%ld objects)",
+			 s1.objects_ehframe - s0.objects_ehframe);
+		DS_CHECK(failed, cmp_sort == cmp,
+			 "every comparator record goes through qsort to dy_sort <- main (%ld of %ld)",
+			 cmp_sort, cmp);
+		/* The rest are libc's other system calls: the output, exit. */
+		DS_CHECK(failed, rd - rd_lost >= 50 && rd_main == rd - rd_lost && rd_lost * 20 < rd,
+			 "records from libc's read() wrapper reach dy_read <- main (%ld of %ld; "
+			 "%ld other system calls)", rd_main, rd - rd_lost, rd_lost);
+	}
+	ds_collect_free(&run.def);
+	ds_collect_free(&run.cls);
+	return 0;
+}
+
+/* Does a frame after the first of @d's chain lie in @name? */
+static bool chain_has(const struct ranges *rs, const struct ds_rec *d, const char *name, long *count)
+{
+	long n = 0;
+
+	for (uint64_t j = 1; j < d->nr; j++) {
+		const char *s = range_name(rs, d->ips[j] - 1);
+
+		n += s && !strcmp(s, name);
+	}
+	if (count)
+		*count = n;
+	return n > 0;
+}
+
+/*
+ * A program built as Debian builds its packages, against Debian's libc
+ * (eh_work): neither has frame pointers or SFrame, both have .eh_frame.
+ * On a kernel that walks .eh_frame every stack must be whole: through
+ * qsort() to main, from libc's read() wrapper to main, 41 frames of a
+ * recursion to main, and from a signal handler through libc's signal
+ * return into the interrupted code and on to main. Printed only elsewhere.
+ */
+static int check_debian(int *failed)
+{
+	char *argv[] = { "/opt/debian/eh_work", "300", "cmp", "read", "deep", "signal", NULL };
+	struct ranges rounds[MAX_ROUNDS] = { 0 };
+	long cmp = 0, cmp_ok = 0, rd = 0, rd_ok = 0, deep = 0, deep_ok = 0, sig = 0, sig_ok = 0;
+	long frames = 0, records = 0;
+	struct ds_unwind_stats s0, s1;
+	struct run run;
+
+	if (run_reporting(argv, 100, &run, rounds, &s0, &s1))
+		return -1;
+	for (long i = 0; i < run.def.n; i++) {
+		const struct ds_rec *d = &run.def.recs[i];
+		const struct ranges *rs = &rounds[0];
+		const char *leaf;
+		long n;
+
+		if (!d->deferred || !d->nr)
+			continue;
+		records++;
+		frames += (long)d->nr;
+		leaf = range_name(rs, d->ips[0]);
+		if (leaf && !strcmp(leaf, "eh_cmp_leaf")) {
+			cmp++;
+			cmp_ok += d->nr > 1 && range_name(rs, d->ips[1] - 1) &&
+				  !strcmp(range_name(rs, d->ips[1] - 1), "eh_cmp") &&
+				  chain_has_after(rs, d->ips, d->nr, 2, "eh_sort", "main");
+		} else if (!leaf && chain_has(rs, d, "eh_read", NULL)) {
+			rd++;
+			rd_ok += chain_has_after(rs, d->ips, d->nr, 1, "eh_read", "main");
+		} else if (leaf && !strcmp(leaf, "eh_deep_leaf")) {
+			deep++;
+			chain_has(rs, d, "eh_deep", &n);
+			deep_ok += n == 41 && chain_has_after(rs, d->ips, d->nr, 1, "eh_deep", "main");
+		} else if (leaf && !strcmp(leaf, "eh_sig_leaf")) {
+			sig++;
+			sig_ok += chain_has(rs, d, "eh_on_signal", NULL) && chain_has(rs, d, "main", NULL);
+		}
+	}
+	printf("# built as Debian builds, against Debian's libc: %ld records, %.1f frames each; whole: qsort() comparator %ld of %ld, read() %ld of %ld, %d deep %ld of %ld, signal handler %ld of %ld\n",
+	       records, records ? (double)frames / records : 0.0, cmp_ok, cmp, rd_ok, rd, 41,
+	       deep_ok, deep, sig_ok, sig);
+	print_stats_delta(&s0, &s1);
+	if (!mainline) {
+		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
+			 "Debian-built workload ran (status 0x%x)", run.status);
+		DS_CHECK(failed, cmp >= 50 && rd >= 50 && deep >= 50 && sig >= 20,
+			 "records in each part (%ld, %ld, %ld, %ld)", cmp, rd, deep, sig);
+	}
+	if (!mainline && s1.has_ehframe) {
+		DS_CHECK(failed, s1.objects_ehframe - s0.objects_ehframe >= 2,
+			 "the program and libc indexed with their .eh_frame (%ld objects)",
+			 s1.objects_ehframe - s0.objects_ehframe);
+		DS_CHECK(failed, cmp_ok == cmp, "every comparator record reaches eh_sort <- main (%ld of %ld)",
+			 cmp_ok, cmp);
+		DS_CHECK(failed, rd_ok == rd, "every read() record reaches eh_read <- main (%ld of %ld)",
+			 rd_ok, rd);
+		DS_CHECK(failed, deep_ok == deep, "every record of the recursion has its 41 frames and main (%ld of %ld)",
+			 deep_ok, deep);
+		/* Only a signal that came in the vDSO's clock_gettime() may stop there. */
+		DS_CHECK(failed, sig_ok * 10 >= sig * 9,
+			 "records in the handler go through the signal frame to main (%ld of %ld)",
+			 sig_ok, sig);
 	}
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
@@ -1073,11 +1179,15 @@ int main(int argc, char **argv)
 	int rounds = argc > 1 ? atoi(argv[1]) : 24;
 	int failed = 0;
 
+	mainline = ds_kernel_is_mainline();
+	if (check_debian(&failed)) {
+		printf("# setup failed: %s\n", strerror(errno));
+		return 1;
+	}
 	if (access("/tests/sframe-missing", F_OK) == 0) {
 		printf("# SKIP: no SFrame workloads in this initramfs (see /tests/sframe-missing)\n");
-		return 0;
+		return failed ? 1 : 0;
 	}
-	mainline = ds_kernel_is_mainline();
 	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
 	    check_plt_signal(&failed) || check_signal(&failed) || check_unmap(&failed) || check_rewrite(&failed) || check_libc(&failed) ||
 	    check_corrupt(&failed, rounds)) {

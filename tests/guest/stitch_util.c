@@ -245,8 +245,9 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 		size_t off;
 	} fields[] = {
 #define FIELD(f) { #f, offsetof(struct ds_unwind_stats, f) }
-		FIELD(walks), FIELD(frames_sframe), FIELD(frames_fp), FIELD(frames_signal),
-		FIELD(objects_sframe), FIELD(objects_plain), FIELD(objects_untrusted),
+		FIELD(walks), FIELD(frames_sframe), FIELD(frames_ehframe), FIELD(frames_fp),
+		FIELD(frames_signal), FIELD(objects_sframe), FIELD(objects_ehframe),
+		FIELD(objects_plain), FIELD(objects_untrusted),
 #undef FIELD
 	};
 	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");
@@ -257,9 +258,13 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 	if (!f)
 		return;
 	while (fscanf(f, "%63s %ld", key, &v) == 2)
-		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-			if (!strcmp(key, fields[i].name))
-				*(long *)((char *)s + fields[i].off) = v;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+			if (strcmp(key, fields[i].name))
+				continue;
+			*(long *)((char *)s + fields[i].off) = v;
+			s->has_ehframe |= fields[i].off == offsetof(struct ds_unwind_stats,
+								   frames_ehframe);
+		}
 	fclose(f);
 }
 

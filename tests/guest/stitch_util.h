@@ -93,8 +93,9 @@ void ds_pair_hits(const struct ds_collect *d, const struct ds_collect *c,
 
 /* Totals of <debugfs>/unwind_user/stats: our kernel's user stack walker. */
 struct ds_unwind_stats {
-	long walks, frames_sframe, frames_fp, frames_signal;
-	long objects_sframe, objects_plain, objects_untrusted;
+	long walks, frames_sframe, frames_ehframe, frames_fp, frames_signal;
+	long objects_sframe, objects_ehframe, objects_plain, objects_untrusted;
+	bool has_ehframe;	/* the kernel walks with .eh_frame */
 };
 
 /* Read them; all 0 where the file is absent (mainline, no debugfs). */

@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A program built the way Debian builds its packages (gcc -O2, no frame
+ * pointers, no SFrame, hardening flags) and run against Debian's own C
+ * library, for sframe_stack's .eh_frame checks: every frame of its stacks
+ * can only be walked with .eh_frame. Each mode runs MSEC:
+ *
+ *   cmp	qsort() with a comparator: eh_cmp_leaf <- eh_cmp <- qsort's
+ *		frames <- eh_sort <- main
+ *   read	read() through libc's wrapper: read <- eh_read <- main
+ *   deep	a recursion DEEP frames deep: eh_deep_leaf <- eh_deep x DEEP
+ *		<- main
+ *   signal	SIGALRM every millisecond, its handler spinning:
+ *		eh_sig_leaf <- eh_on_signal <- libc's signal return <-
+ *		eh_spin <- main
+ *
+ * It prints "round 1" and where its functions lie ("name start end", from
+ * dladdr1(): linked with -rdynamic).
+ *
+ *   eh_work MSEC MODE...
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define noinline __attribute__((noinline))
+#define DEEP 40
+
+volatile long eh_sink;
+static volatile sig_atomic_t eh_signals;
+
+static long msec_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000;
+}
+
+noinline long eh_cmp_leaf(long x)
+{
+	long r = x;
+
+	for (int i = 0; i < 50; i++)
+		r = r * 31 + i;
+	return r;
+}
+
+noinline int eh_cmp(const void *a, const void *b)
+{
+	long x = *(const long *)a, y = *(const long *)b;
+
+	eh_sink += eh_cmp_leaf(x ^ y);
+	return (x > y) - (x < y);
+}
+
+noinline void eh_sort(long *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		v[i] = (i * 7919L) % n;
+	qsort(v, n, sizeof(v[0]), eh_cmp);
+	/* Not a tail call: eh_sort stays on the stack. */
+	eh_sink += v[0];
+}
+
+noinline long eh_read(int fd)
+{
+	char c;
+
+	return read(fd, &c, 1);
+}
+
+noinline long eh_deep_leaf(long x)
+{
+	for (int i = 0; i < 2000; i++)
+		x = x * 17 + i;
+	return x;
+}
+
+noinline long eh_deep(int n)
+{
+	long r;
+
+	if (!n)
+		r = eh_deep_leaf(n);
+	else
+		r = eh_deep(n - 1);
+	/* Not a tail call, nor a loop: gcc keeps the frame. */
+	__asm__ volatile("" : "+r"(r));
+	return r + n;
+}
+
+noinline long eh_sig_leaf(long x)
+{
+	for (int i = 0; i < 20000; i++)
+		x = x * 13 + i;
+	return x;
+}
+
+noinline void eh_on_signal(int sig)
+{
+	eh_sink += eh_sig_leaf(sig);
+	eh_signals++;
+}
+
+noinline long eh_spin(long x)
+{
+	for (int i = 0; i < 1000; i++)
+		x = x * 7 + i;
+	return x;
+}
+
+static void where(const char *name, void *addr)
+{
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
+		printf("%s %p 0\n", name, addr);
+		return;
+	}
+	printf("%s %#lx %#lx\n", name, (unsigned long)info.dli_saddr,
+	       (unsigned long)info.dli_saddr + sym->st_size);
+}
+
+int main(int argc, char **argv)
+{
+	static long v[256];
+	struct timespec t0;
+	long msec;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: eh_work MSEC MODE...\n");
+		return 2;
+	}
+	msec = atol(argv[1]);
+	printf("round 1\n");
+	where("main", (void *)main);
+	where("eh_cmp_leaf", (void *)eh_cmp_leaf);
+	where("eh_cmp", (void *)eh_cmp);
+	where("eh_sort", (void *)eh_sort);
+	where("eh_read", (void *)eh_read);
+	where("eh_deep_leaf", (void *)eh_deep_leaf);
+	where("eh_deep", (void *)eh_deep);
+	where("eh_sig_leaf", (void *)eh_sig_leaf);
+	where("eh_on_signal", (void *)eh_on_signal);
+	where("eh_spin", (void *)eh_spin);
+	fflush(stdout);
+
+	for (int m = 2; m < argc; m++) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (!strcmp(argv[m], "cmp")) {
+			while (msec_since(&t0) < msec)
+				eh_sort(v, 256);
+		} else if (!strcmp(argv[m], "read")) {
+			int fd = open("/dev/zero", O_RDONLY);
+
+			if (fd < 0)
+				return 1;
+			while (msec_since(&t0) < msec)
+				eh_sink += eh_read(fd);
+			close(fd);
+		} else if (!strcmp(argv[m], "deep")) {
+			while (msec_since(&t0) < msec)
+				eh_sink += eh_deep(DEEP);
+		} else if (!strcmp(argv[m], "signal")) {
+			struct itimerval it = { { 0, 1000 }, { 0, 1000 } };
+			struct sigaction sa = { .sa_handler = eh_on_signal };
+
+			sigemptyset(&sa.sa_mask);
+			if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+				return 1;
+			while (msec_since(&t0) < msec)
+				eh_sink += eh_spin(eh_sink);
+			memset(&it, 0, sizeof(it));
+			setitimer(ITIMER_REAL, &it, NULL);
+			printf("# eh_work: %d signals\n", (int)eh_signals);
+		} else {
+			fprintf(stderr, "eh_work: unknown mode %s\n", argv[m]);
+			return 2;
+		}
+	}
+	return 0;
+}
