@@ -247,7 +247,10 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 #define FIELD(f) { #f, offsetof(struct ds_unwind_stats, f) }
 		FIELD(walks), FIELD(frames_sframe), FIELD(frames_ehframe), FIELD(frames_fp),
 		FIELD(frames_signal), FIELD(objects_sframe), FIELD(objects_ehframe),
-		FIELD(objects_plain), FIELD(objects_untrusted),
+		FIELD(objects_plain), FIELD(objects_untrusted), FIELD(ehframe_no_fde),
+		FIELD(ehframe_fault), FIELD(ehframe_cfa_expr), FIELD(ehframe_cfa_reg),
+		FIELD(ehframe_reg_rule), FIELD(ehframe_insn), FIELD(ehframe_format),
+		FIELD(ehframe_cap),
 #undef FIELD
 	};
 	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");

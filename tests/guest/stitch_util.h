@@ -95,6 +95,9 @@ void ds_pair_hits(const struct ds_collect *d, const struct ds_collect *c,
 struct ds_unwind_stats {
 	long walks, frames_sframe, frames_ehframe, frames_fp, frames_signal;
 	long objects_sframe, objects_ehframe, objects_plain, objects_untrusted;
+	/* Frames of mappings with .eh_frame left to frame pointers, by why */
+	long ehframe_no_fde, ehframe_fault, ehframe_cfa_expr, ehframe_cfa_reg;
+	long ehframe_reg_rule, ehframe_insn, ehframe_format, ehframe_cap;
 	bool has_ehframe;	/* the kernel walks with .eh_frame */
 };
 
