@@ -29,7 +29,10 @@
 # <debugfs>/unwind_user/stats), sf_depth's deferred walk is a frame-pointer
 # walk of code built without frame pointers (sf_drec keeps rbp as a frame
 # pointer for its variable-sized frame, sf_dleaf does not): its rows are
-# printed as that, labelled method=fp-nofp, not sframe. Everything else is "# " diagnostics.
+# printed as that, labelled method=fp-nofp, not sframe. On a kernel that
+# walks .eh_frame (patch 0033), sf_depth_fp, which has .eh_frame but no SFrame
+# table, is stepped by .eh_frame: its deferred row is labelled method=ehframe
+# (the cost of a .eh_frame frame), not fp. Everything else is "# " diagnostics.
 reps=${1:-5}
 calls=${2:-3000}
 D=/opt/sframe
@@ -92,6 +95,7 @@ function median(s,    a, n, i, j, t) {
 	walks = f["mode"] == "deferred" ? f["records"] : f["samples"]
 	sf[k] = sf[k] " " (walks ? f["sframe_frames"] / walks : 0)
 	fp[k] = fp[k] " " (walks ? f["fp_frames"] / walks : 0)
+	eh[k] = eh[k] " " (walks ? f["eh_frames"] / walks : 0)
 	lost[k] += f["lost"]
 }
 END {
@@ -107,12 +111,16 @@ END {
 		base = p[1] " " p[2] " none"
 		over[k] = (base in med) && p[3] != "none" ? med[k] - med[base] : ""
 		printf "sfsum: bin=%s depth=%s mode=%s reps=%d ns_per_call=%.1f over_none=%s " \
-			"frames=%.2f frames_mode=%d sframe_per_walk=%.2f fp_per_walk=%.2f samples=%d records=%d lost=%d\n",
+			"frames=%.2f frames_mode=%d sframe_per_walk=%.2f fp_per_walk=%.2f eh_per_walk=%.2f samples=%d records=%d lost=%d\n",
 			p[1], p[2], p[3], nreps[k], med[k],
 			over[k] == "" ? "-" : sprintf("%.1f", over[k]), median(fr[k]), frm[k],
-			median(sf[k]), median(fp[k]), median(sa[k]), median(re[k]), lost[k]
+			median(sf[k]), median(fp[k]), median(eh[k]), median(sa[k]), median(re[k]), lost[k]
+		ehw[k] = median(eh[k])
 	}
-	n = split("sf_depth deferred " walker " sf_depth_fp deferred fp sf_depth_fp classic fp-classic " \
+	# A kernel that walks .eh_frame steps sf_depth_fp (frame pointers and
+	# .eh_frame, no SFrame) by .eh_frame: that row is the .eh_frame cost.
+	fpm = ehw["sf_depth_fp 100 deferred"] > 50 ? "ehframe" : "fp"
+	n = split("sf_depth deferred " walker " sf_depth_fp deferred " fpm " sf_depth_fp classic fp-classic " \
 		  "sf_depth classic fp-classic-nofp", m, " ")
 	for (i = 1; i + 2 <= n; i += 3) {
 		a = m[i] " 1 " m[i + 1]
@@ -129,6 +137,11 @@ END {
 	}
 	if (per[walker] && per["fp"])
 		printf "# per frame: %s / deferred frame pointers = %.2f\n", walker, per[walker] / per["fp"]
+	if (per[walker] && per["ehframe"])
+		printf "# per frame: .eh_frame / %s = %.2f\n", walker, per["ehframe"] / per[walker]
+	if (per["ehframe"] && per["fp-classic"])
+		printf "# per frame: .eh_frame / classic frame pointers = %.2f\n",
+			per["ehframe"] / per["fp-classic"]
 	if (per[walker] && per["fp-classic"])
 		printf "# per frame: %s / classic frame pointers = %.2f\n", walker,
 			per[walker] / per["fp-classic"]

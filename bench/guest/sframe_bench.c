@@ -25,12 +25,13 @@
  *
  * Each repetition prints one line:
  *   sfcost: bin=NAME depth=D mode=M rep=I ns=T calls=N samples=S records=R
- *           frames=F frames_mode=FM sframe_frames=X fp_frames=Y lost=L
+ *           frames=F frames_mode=FM sframe_frames=X fp_frames=Y eh_frames=Z
+ *           lost=L
  * samples: the child's PERF_RECORD_SAMPLEs; records: its
  * CALLCHAIN_DEFERRED records; frames: mean user frames per deferred record
  * (classic: per sample's user chain), frames_mode: the most common
  * number (the stacks of the workload's loop, not of the C library's start
- * code before it); sframe_frames, fp_frames: what
+ * code before it); sframe_frames, fp_frames, eh_frames (.eh_frame): what
  * <debugfs>/unwind_user/stats counted meanwhile (0 where it does not exist,
  * as on mainline); lost: samples the kernel reported lost. Under QEMU
  * -icount (shift 0) ns counts guest instructions, both vCPUs': this
@@ -252,9 +253,10 @@ int main(int argc, char **argv)
 		walks = m == DEFERRED ? t.records : t.chains;
 		printf("sfcost: bin=%s depth=%s mode=%s rep=%d ns=%ld calls=%ld samples=%ld "
 		       "records=%ld frames=%.2f frames_mode=%d sframe_frames=%ld fp_frames=%ld "
-		       "lost=%llu\n", name, depth, mode_name[m], rep, ns, calls, t.samples,
-		       t.records, walks ? (double)t.frames / (double)walks : 0.0, frames_mode(&t),
-		       s1.frames_sframe - s0.frames_sframe, s1.frames_fp - s0.frames_fp,
+		       "eh_frames=%ld lost=%llu\n", name, depth, mode_name[m], rep, ns, calls,
+		       t.samples, t.records, walks ? (double)t.frames / (double)walks : 0.0,
+		       frames_mode(&t), s1.frames_sframe - s0.frames_sframe,
+		       s1.frames_fp - s0.frames_fp, s1.frames_ehframe - s0.frames_ehframe,
 		       (unsigned long long)t.lost);
 		if (t.bad)
 			printf("# sframe_bench: %ld records without tid or callchain\n", t.bad);
