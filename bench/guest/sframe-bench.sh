@@ -29,10 +29,11 @@
 # <debugfs>/unwind_user/stats), sf_depth's deferred walk is a frame-pointer
 # walk of code built without frame pointers (sf_drec keeps rbp as a frame
 # pointer for its variable-sized frame, sf_dleaf does not): its rows are
-# printed as that, labelled method=fp-nofp, not sframe. On a kernel that
-# walks .eh_frame (patch 0033), sf_depth_fp, which has .eh_frame but no SFrame
-# table, is stepped by .eh_frame: its deferred row is labelled method=ehframe
-# (the cost of a .eh_frame frame), not fp. Everything else is "# " diagnostics.
+# printed as that, labelled method=fp-nofp, not sframe. sf_depth_eh is the
+# same code built as Debian builds (gcc -O2, no frame pointers, no SFrame,
+# dynamic, on Debian's libc: /opt/debian): on a kernel that walks .eh_frame
+# (patch 0033) its deferred row, method=ehframe, is the cost of a frame
+# stepped by .eh_frame. Everything else is "# " diagnostics.
 reps=${1:-5}
 calls=${2:-3000}
 D=/opt/sframe
@@ -52,10 +53,13 @@ echo "# sframe-bench: kernel $(uname -r), reps $reps, calls $calls," \
 	"$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)"
 
 rm -f $out
-for bin in sf_depth_fp sf_depth; do
+for bin in sf_depth_fp sf_depth sf_depth_eh; do
+	path=$D/$bin
+	# Built as Debian builds (tests/guest/Makefile), on Debian's libc.
+	[ $bin = sf_depth_eh ] && path=/opt/debian/$bin
 	for depth in 1 100; do
 		for m in none classic deferred; do
-			/tests/sframe_bench $D/$bin $depth $m "$reps" "$calls" > /tmp/sfcost.one ||
+			/tests/sframe_bench $path $depth $m "$reps" "$calls" > /tmp/sfcost.one ||
 				{ echo "# FAIL: sframe_bench $bin $depth $m"; fail=1; }
 			cat /tmp/sfcost.one
 			cat /tmp/sfcost.one >> $out
@@ -117,11 +121,11 @@ END {
 			median(sf[k]), median(fp[k]), median(eh[k]), median(sa[k]), median(re[k]), lost[k]
 		ehw[k] = median(eh[k])
 	}
-	# A kernel that walks .eh_frame steps sf_depth_fp (frame pointers and
-	# .eh_frame, no SFrame) by .eh_frame: that row is the .eh_frame cost.
-	fpm = ehw["sf_depth_fp 100 deferred"] > 50 ? "ehframe" : "fp"
-	n = split("sf_depth deferred " walker " sf_depth_fp deferred " fpm " sf_depth_fp classic fp-classic " \
-		  "sf_depth classic fp-classic-nofp", m, " ")
+	# sf_depth_eh (no frame pointers, no SFrame): by .eh_frame on a kernel
+	# that walks it, else the deferred walk stops at its first frames.
+	ehm = ehw["sf_depth_eh 100 deferred"] > 50 ? "ehframe" : "fp-noeh"
+	n = split("sf_depth deferred " walker " sf_depth_fp deferred fp sf_depth_fp classic fp-classic " \
+		  "sf_depth classic fp-classic-nofp sf_depth_eh deferred " ehm, m, " ")
 	for (i = 1; i + 2 <= n; i += 3) {
 		a = m[i] " 1 " m[i + 1]
 		b = m[i] " 100 " m[i + 1]
