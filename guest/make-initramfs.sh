@@ -30,7 +30,8 @@ find "$bin" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 # Debian's own C library and loader, for eh_work (built as Debian builds).
 mkdir -p "$root/opt/debian/lib"
 cp -L /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 "$root/opt/debian/lib/"
-mv "$root/tests/eh_work" "$root/tests/sf_depth_eh" "$root/opt/debian/"
+mv "$root/tests/eh_work" "$root/tests/sf_depth_eh" "$root/tests/example_workload_debian" \
+	"$root/opt/debian/"
 # The CLI is optional here: the main job needs it, the kernel tests do not.
 if make -s -C "$DS_ROOT" static >&2 && [ -x "$DS_ROOT/out/static/deferstack" ]; then
 	cp "$DS_ROOT/out/static/deferstack" "$root/bin/"

@@ -9,6 +9,8 @@
 #   out/main-job/task.data        perf.data (raw deferred records; perf 7.x)
 #   out/main-job/flamegraph-nofp.svg, nofp.folded: the same workload built
 #                                 without frame pointers, walked by SFrame
+#   out/main-job/flamegraph-debian.svg, debian.folded: built as Debian
+#                                 builds, on Debian's libc: by .eh_frame
 # Installs what it needs on first use.
 #
 #   guest/profile-example.sh [-k fast|debug|ref]
@@ -31,6 +33,6 @@ if [ -f "$out/report.txt" ]; then
 	echo
 	head -40 "$out/report.txt"
 	echo
-	ds_log "results in $out: report.txt flamegraph.svg task.folded script.txt task.data flamegraph-nofp.svg"
+	ds_log "results in $out: report.txt flamegraph.svg task.folded script.txt task.data flamegraph-nofp.svg flamegraph-debian.svg"
 fi
 exit $rc

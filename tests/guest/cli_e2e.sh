@@ -110,24 +110,24 @@ check "off-CPU samples stitched (${stitched:-none})" "[ ${stitched:-0} -ge 20 ]"
 check "no off-CPU sample left unstitched (${unmatched:-?})" "[ \"${unmatched:-x}\" = 0 ]"
 check "off-CPU profile shows the scheduler" "grep -q schedule cs.folded"
 
-# No frame pointers: the same workload built by sid's gcc without them and
-# with SFrame tables (guest/build-sframe-workloads.sh). Our kernel walks it by
-# SFrame; mainline has no SFrame walk of user stacks, so it is ours only.
-nofp=/opt/sframe/example_workload_nofp
-if [ -x $nofp ] && [ -e /sys/kernel/debug/unwind_user/stats ]; then
-	deferstack record --mode defer -F 2000 -o nofp.data -- $nofp 2000 8388608 \
-		2> record-nofp.log
+# Without frame pointers: the same workload built by other means, its
+# flame graph checked to the last sample. whole_check TAG BINARY: record it,
+# write TAG.folded and flamegraph-TAG.svg, check every sample in the
+# workload's functions (wl_*) has them in call order, called by
+# workload_run called by main.
+whole_check() {
+	tag=$1 bin=$2 what=$3
+	deferstack record --mode defer -F 2000 -o $tag.data -- $bin 2000 8388608 \
+		2> record-$tag.log
 	rc=$?
-	sed 's/^/# /' record-nofp.log
-	check "no frame pointers: record exits 0" "[ $rc -eq 0 ]"
-	deferstack report -i nofp.data --folded > nofp.folded 2> report-nofp.log
-	deferstack report -i nofp.data --svg flamegraph-nofp.svg 2>/dev/null
-	check "no frame pointers: the read chain from main" \
-		"grep -q 'main;workload_run;$read_chain' nofp.folded"
-	check "no frame pointers: the spin chain from main" \
-		"grep -q 'main;workload_run;$spin_chain' nofp.folded"
-	# Complete: every sample in the workload's functions (wl_*) has them in
-	# call order, called by workload_run called by main.
+	sed 's/^/# /' record-$tag.log
+	check "$what: record exits 0" "[ $rc -eq 0 ]"
+	deferstack report -i $tag.data --folded > $tag.folded 2> report-$tag.log
+	deferstack report -i $tag.data --svg flamegraph-$tag.svg 2>/dev/null
+	check "$what: the read chain from main" \
+		"grep -q 'main;workload_run;$read_chain' $tag.folded"
+	check "$what: the spin chain from main" \
+		"grep -q 'main;workload_run;$spin_chain' $tag.folded"
 	set -- $(awk '{
 		n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack); k = split(stack, f, ";")
 		first = 0
@@ -141,13 +141,29 @@ if [ -x $nofp ] && [ -e /sys/kernel/debug/unwind_user/stats ]; then
 		ok = 1
 		for (j = first; j <= k && f[j] ~ /^wl_/; j++) if (f[j] != e[j - first + 1]) ok = 0
 		if (ok) whole += n
-	} END { print whole + 0, total + 0 }' nofp.folded)
+	} END { print whole + 0, total + 0 }' $tag.folded)
 	whole=$1 total=$2
-	check "no frame pointers: every sample in the workload's functions has its whole chain (period $whole of $total ns)" \
+	check "$what: every sample in the workload's functions has its whole chain (period $whole of $total ns)" \
 		"[ $total -ge 100 ] && [ $whole -eq $total ]"
-	check "no frame pointers: flame graph written" \
-		"grep -q wl_read_leaf flamegraph-nofp.svg"
+	check "$what: flame graph written" "grep -q wl_read_leaf flamegraph-$tag.svg"
+}
+
+# Built by sid's gcc without frame pointers and with SFrame tables
+# (guest/build-sframe-workloads.sh). Our kernel walks it by SFrame; mainline
+# has no SFrame walk of user stacks, so it is ours only.
+stats=/sys/kernel/debug/unwind_user/stats
+nofp=/opt/sframe/example_workload_nofp
+if [ -x $nofp ] && [ -e $stats ]; then
+	whole_check nofp $nofp "no frame pointers"
 else
 	echo "# no-frame-pointer variant skipped: no SFrame workloads or no SFrame walk"
+fi
+# Built as Debian builds (gcc -O2, no frame pointers, no SFrame), dynamic, on
+# Debian's own libc (tests/guest/Makefile): walked by .eh_frame.
+debian=/opt/debian/example_workload_debian
+if [ -x $debian ] && grep -q frames_ehframe $stats 2>/dev/null; then
+	whole_check debian $debian "built as Debian builds"
+else
+	echo "# Debian-built variant skipped: no such build or no .eh_frame walk"
 fi
 exit $fail
