@@ -1115,6 +1115,24 @@ static int run_damaged(const unsigned char *buf, size_t len, char *arg1, char *a
 	return 0;
 }
 
+/*
+ * Fuzzed variant @k of a table at @tab: 1 + @k % 4 bytes flipped, in its
+ * first @head bytes for the first 8 variants (the header and what the first
+ * reads look at), anywhere in its @span bytes after that. @rng: xorshift64.
+ */
+static void flip_bytes(unsigned char *tab, size_t head, size_t span, int k, uint64_t *rng)
+{
+	for (int b = 0; b < 1 + k % 4; b++) {
+		size_t at;
+
+		*rng ^= *rng << 13;
+		*rng ^= *rng >> 7;
+		*rng ^= *rng << 17;
+		at = k < 8 ? (size_t)(*rng % head) : (size_t)(*rng % span);
+		tab[at] ^= (unsigned char)(1 + (*rng >> 32) % 255);
+	}
+}
+
 static int check_corrupt(int *failed, int rounds)
 {
 	unsigned char *orig, *buf;
@@ -1157,15 +1175,7 @@ static int check_corrupt(int *failed, int rounds)
 	for (int k = 0; k < rounds; k++) {
 		memcpy(buf, orig, len);
 		/* A few bytes: header fields first, then anywhere in the table. */
-		for (int b = 0; b < 1 + k % 4; b++) {
-			size_t at;
-
-			rng ^= rng << 13;
-			rng ^= rng >> 7;
-			rng ^= rng << 17;
-			at = k < 8 ? (size_t)(rng % 28) : (size_t)(rng % ph->p_filesz);
-			buf[ph->p_offset + at] ^= (unsigned char)(1 + (rng >> 32) % 255);
-		}
+		flip_bytes(buf + ph->p_offset, 28, ph->p_filesz, k, &rng);
 		if (run_damaged(buf, len, "40", NULL, &fuzz))
 			return -1;
 	}
@@ -1237,15 +1247,7 @@ static int check_ehframe_fuzz(int *failed, int rounds)
 	ds_unwind_stats_read(&s0);
 	for (int k = 0; k < rounds; k++) {
 		memcpy(buf, orig, len);
-		for (int b = 0; b < 1 + k % 4; b++) {
-			size_t at;
-
-			rng ^= rng << 13;
-			rng ^= rng >> 7;
-			rng ^= rng << 17;
-			at = k < 8 ? (size_t)(rng % hdr->p_filesz) : (size_t)(rng % span);
-			buf[hdr->p_offset + at] ^= (unsigned char)(1 + (rng >> 32) % 255);
-		}
+		flip_bytes(buf + hdr->p_offset, hdr->p_filesz, span, k, &rng);
 		if (run_damaged(buf, len, "40", "read", &fuzz))
 			return -1;
 	}

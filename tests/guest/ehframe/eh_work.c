@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../sframe/where.h"
+
 #define noinline __attribute__((noinline))
 #define DEEP 40
 
@@ -116,19 +118,6 @@ noinline long eh_spin(long x)
 	for (int i = 0; i < 1000; i++)
 		x = x * 7 + i;
 	return x;
-}
-
-static void where(const char *name, void *addr)
-{
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
-		printf("%s %p 0\n", name, addr);
-		return;
-	}
-	printf("%s %#lx %#lx\n", name, (unsigned long)info.dli_saddr,
-	       (unsigned long)info.dli_saddr + sym->st_size);
 }
 
 int main(int argc, char **argv)

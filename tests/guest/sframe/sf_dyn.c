@@ -79,6 +79,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "where.h"
+
 #define noinline __attribute__((noinline))
 
 typedef long (*plug_fn)(unsigned long);
@@ -130,19 +132,6 @@ noinline long dy_plt_got(unsigned long x)
 
 	__asm__ volatile("" ::: "memory");	/* no tail call */
 	return r;
-}
-
-static void where(const char *name, void *addr)
-{
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	if (!dladdr1(addr, &info, (void **)&sym, RTLD_DL_SYMENT) || !sym) {
-		printf("%s %p 0\n", name, addr);
-		return;
-	}
-	printf("%s %#lx %#lx\n", name, (unsigned long)info.dli_saddr,
-	       (unsigned long)info.dli_saddr + sym->st_size);
 }
 
 noinline long dy_cmp_leaf(long x)
