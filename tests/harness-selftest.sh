@@ -28,13 +28,19 @@ expect_failure selftest-hang 30
 log=${DS_BUILD:-$root/build}/logs/fast-selftest-stuck.log
 t0=$(date +%s)
 DS_TEST_BUDGET=5 expect_failure selftest-stuck 300
-if grep -aq 'not ok 1 - selftest-stuck' "$log" && grep -aq 'still running after 5s' "$log" &&
-	grep -aq 'sysrq: Show State' "$log" && grep -aq 'DEFERSTACK-RESULT: 0 passed, 1 failed' "$log"; then
+missing=
+for want in 'not ok 1 - selftest-stuck' 'still running after 5s' 'sysrq: Show State' \
+	'DEFERSTACK-RESULT: 0 passed, 1 failed'; do
+	grep -aqF "$want" "$log" || missing="$missing '$want'"
+done
+if [ -z "$missing" ]; then
 	pass=$((pass + 1))
 	echo "ok - the stuck test was stopped after its budget, task states shown ($(( $(date +%s) - t0 ))s in all)"
 else
 	fail=$((fail + 1))
 	echo "not ok - the stuck test was not stopped by its budget (console: $log)"
+	echo "    not on the console:$missing"
+	grep -anE 'selftest-stuck|still running|Show State|DEFERSTACK-RESULT' "$log" | sed 's/^/    /' | head -10
 fi
 echo "harness selftest: $pass passed, $fail failed"
 [ $fail -eq 0 ]
