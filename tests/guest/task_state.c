@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A task's deferred unwind state is set up at its first request, from a
+ * spare each CPU keeps (patch "unwind: Set a task's deferred unwind state up
+ * at its first request"). Threads are started in rounds while this process
+ * is sampled with defer_callchain (cpu-clock, inherited, one ring per CPU):
+ *   normal   - every thread that asked got a state (<debugfs>/unwind_user/
+ *              stats: task_states), none for the threads never sampled,
+ *              none refused (no_state), every cookie has its record;
+ *   no-spare - the spares are not refilled (debug kernel: failslab filtered
+ *              to the refill's stack): requests of new threads are refused,
+ *              counted, and their samples carry classic user callchains
+ *              through the thread's functions;
+ *   again    - injection off: the next requests get states again.
+ *
+ *   task_state [THREADS]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "stitch_util.h"
+
+#define MAX_CPUS	8
+#define MAX_TIDS	1024
+
+static unsigned int spin_ms = 40;
+
+__attribute__((noinline)) static void ts_spin(void)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (volatile int i = 0; i < 1000; i++)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < spin_ms);
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void *ts_thread(void *arg)
+{
+	(void)arg;
+	ts_spin();
+	__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+struct stats {
+	long states, no_state;
+};
+
+static void read_stats(struct stats *s)
+{
+	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");
+	char key[64];
+	long v;
+
+	s->states = s->no_state = -1;
+	if (!f)
+		return;
+	while (fscanf(f, "%63s %ld", key, &v) == 2) {
+		if (!strcmp(key, "task_states"))
+			s->states = v;
+		else if (!strcmp(key, "no_state"))
+			s->no_state = v;
+	}
+	fclose(f);
+}
+
+struct round {
+	const char *name;
+	long tids, asked, deferred, missing, classic;
+	bool self_asked;	/* the main thread, which may have its state already */
+	/* samples in ts_spin, and those whose chain holds ts_spin <- ts_thread */
+	long spin_deferred, spin_named, spin_classic, spin_classic_named;
+	struct stats d;
+};
+
+static bool has_fn(const struct ds_symtab *st, const struct ds_rec *r, int from, const char *fn)
+{
+	for (uint64_t i = (uint64_t)from; i < r->nr; i++) {
+		const char *s = ds_symtab_lookup(st, r->ips[i]);
+
+		if (s && !strcmp(s, fn))
+			return true;
+	}
+	return false;
+}
+
+/* Start @n threads, 4 at a time, sampled into @rings; tally into @r. */
+static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings,
+		     const struct ds_symtab *st)
+{
+	struct ds_collect c = { 0 };
+	uint32_t tids_seen[MAX_TIDS], tids_asked[MAX_TIDS];
+	long nseen = 0, nasked = 0;
+	struct stats s0, s1;
+
+	read_stats(&s0);
+	for (int i = 0; i < n; i += 4) {
+		pthread_t th[4];
+		int k;
+
+		for (k = 0; k < 4 && i + k < n; k++)
+			if (pthread_create(&th[k], NULL, ts_thread, NULL))
+				return -1;
+		while (k--)
+			pthread_join(th[k], NULL);
+		for (int j = 0; j < nr_rings; j++)
+			ds_mmap_drain(&rings[j], ds_collect_record, &c);
+	}
+	read_stats(&s1);
+	r->d.states = s1.states - s0.states;
+	r->d.no_state = s1.no_state - s0.no_state;
+
+	for (long i = 0; i < c.n; i++) {
+		const struct ds_rec *d = &c.recs[i];
+		long k;
+
+		const char *at;
+
+		if (d->deferred || (d->user_start < 0 && !d->cookie))
+			continue;
+		at = ds_is_kernel_ip(d->ip) ? NULL : ds_symtab_lookup(st, d->ip);
+		for (k = 0; k < nseen && tids_seen[k] != d->tid; k++)
+			;
+		if (k == nseen && nseen < MAX_TIDS)
+			tids_seen[nseen++] = d->tid;
+		if (d->cookie) {
+			long cnt;
+			const struct ds_rec *rec = ds_find_record(&c, d->tid, d->cookie, &cnt);
+
+			r->deferred++;
+			for (k = 0; k < nasked && tids_asked[k] != d->tid; k++)
+				;
+			if (k == nasked && nasked < MAX_TIDS)
+				tids_asked[nasked++] = d->tid;
+			r->self_asked |= d->tid == (uint32_t)getpid();
+			/* one record per cookie: a duplicate counts as missing */
+			if (!rec || cnt > 1)
+				r->missing++;
+			if (!at || strcmp(at, "ts_spin"))
+				continue;
+			r->spin_deferred++;
+			if (rec && has_fn(st, rec, 0, "ts_spin") && has_fn(st, rec, 0, "ts_thread"))
+				r->spin_named++;
+		} else {
+			r->classic++;
+			if (!at || strcmp(at, "ts_spin"))
+				continue;
+			r->spin_classic++;
+			if (has_fn(st, d, d->user_start, "ts_spin") &&
+			    has_fn(st, d, d->user_start, "ts_thread"))
+				r->spin_classic_named++;
+		}
+	}
+	r->tids = nseen;
+	r->asked = nasked;
+	printf("# %s: %d threads, %ld sampled, %ld with a cookie; task_states +%ld, no_state +%ld; samples: %ld deferred (%ld records missing; in ts_spin %ld, %ld stitched through ts_spin <- ts_thread), %ld classic (in ts_spin %ld, %ld through them)\n",
+	       r->name, n, r->tids, r->asked, r->d.states, r->d.no_state, r->deferred, r->missing,
+	       r->spin_deferred, r->spin_named, r->classic, r->spin_classic, r->spin_classic_named);
+	ds_collect_free(&c);
+	return 0;
+}
+
+static int write_str(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = write(fd, value, strlen(value));
+	close(fd);
+	return n == (ssize_t)strlen(value) ? 0 : -1;
+}
+
+/* [start, end) of the refill's functions, from kallsyms. */
+static int refill_text(unsigned long *start, unsigned long *end)
+{
+	static const char *const anchors[] = { "unwind_spare_irq_work", "unwind_spare_fill" };
+	unsigned long a, hi = 0;
+	char type, name[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -1;
+	*start = *end = ~0UL;
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
+		for (size_t i = 0; i < sizeof(anchors) / sizeof(anchors[0]); i++)
+			if (!strcmp(name, anchors[i])) {
+				*start = a < *start ? a : *start;
+				hi = a > hi ? a : hi;
+			}
+	rewind(f);
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
+		if (a > hi && a < *end && (type == 't' || type == 'T'))
+			*end = a;
+	fclose(f);
+	return hi && *end != ~0UL ? 0 : -1;
+}
+
+/* Fail every slab allocation made from [start, end), or stop (start 0). */
+static int inject(unsigned long start, unsigned long end)
+{
+	const char *const set[][2] = {
+		{ "verbose", "0" }, { "interval", "1" }, { "task-filter", "N" },
+		{ "ignore-gfp-wait", "N" }, { "times", "-1" },
+	};
+	char v[32];
+
+	if (!start)
+		return write_str("/sys/kernel/debug/failslab/probability", "0");
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		char path[128];
+
+		snprintf(path, sizeof(path), "/sys/kernel/debug/failslab/%s", set[i][0]);
+		if (write_str(path, set[i][1]))
+			return -1;
+	}
+	snprintf(v, sizeof(v), "%lu", start);
+	if (write_str("/sys/kernel/debug/failslab/require-start", v))
+		return -1;
+	snprintf(v, sizeof(v), "%lu", end);
+	if (write_str("/sys/kernel/debug/failslab/require-end", v))
+		return -1;
+	return write_str("/sys/kernel/debug/failslab/probability", "100");
+}
+
+int main(int argc, char **argv)
+{
+	struct ds_symtab *st = ds_symtab_load("/proc/self/exe");
+	struct ds_mmap rings[MAX_CPUS];
+	struct perf_event_attr attr;
+	int fds[MAX_CPUS], ncpu, n = 24, failed = 0;
+	struct round normal = { .name = "normal" }, nospare = { .name = "no-spare" },
+		     again = { .name = "again" };
+	struct stats s;
+	unsigned long start, end;
+	bool inj;
+
+	if (argc > 1)
+		n = atoi(argv[1]);
+	if (!st || n < 4 || n > MAX_TIDS)
+		return 1;
+	read_stats(&s);
+	if (s.states < 0 || ds_kernel_is_mainline()) {
+		printf("# SKIP: no task_states in <debugfs>/unwind_user/stats (not our kernel)\n");
+		return 0;
+	}
+	ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpu > MAX_CPUS)
+		ncpu = MAX_CPUS;
+	/* 1 ms, scaled on the debug kernel: several samples per thread */
+	ds_attr_sampling(&attr, 1000000);
+	attr.inherit = 1;
+	ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
+	for (int c = 0; c < ncpu; c++) {
+		fds[c] = ds_perf_open(&attr, 0, c, -1, 0);
+		if (fds[c] < 0 || ds_mmap_open(&rings[c], fds[c], 256)) {
+			printf("# perf_event_open(cpu %d)/mmap: %s\n", c, strerror(fds[c] < 0 ? -fds[c] : 0));
+			return 1;
+		}
+	}
+	if (getenv("DS_PERIOD_SCALE"))
+		spin_ms *= (unsigned int)atoi(getenv("DS_PERIOD_SCALE"));
+	for (int c = 0; c < ncpu; c++)
+		ioctl(fds[c], PERF_EVENT_IOC_ENABLE, 0);
+
+	if (run_round(&normal, n, rings, ncpu, st))
+		return 1;
+	DS_CHECK(&failed, normal.asked >= n / 2,
+		 "normal: most threads were sampled with a cookie (%ld of %d)", normal.asked, n);
+	DS_CHECK(&failed, normal.d.no_state == 0, "normal: no request refused (%ld)",
+		 normal.d.no_state);
+	/* the main thread may have set its state up before the round began */
+	DS_CHECK(&failed, normal.d.states >= normal.asked - normal.self_asked &&
+		 normal.d.states <= normal.tids,
+		 "normal: a state for each new thread that asked, none for others (%ld: %ld asked, %ld sampled)",
+		 normal.d.states, normal.asked - normal.self_asked, normal.tids);
+	DS_CHECK(&failed, normal.missing == 0 && normal.spin_deferred > 0 &&
+		 normal.spin_named == normal.spin_deferred,
+		 "normal: every cookie has its record, hits in ts_spin stitched through ts_spin <- ts_thread (%ld of %ld; %ld missing)",
+		 normal.spin_named, normal.spin_deferred, normal.missing);
+
+	inj = !access("/sys/kernel/debug/failslab/require-start", F_OK);
+	if (!inj) {
+		printf("# no-spare: SKIP: no fault injection filtered by stack in this kernel\n");
+	} else {
+		if (refill_text(&start, &end) || inject(start, end)) {
+			printf("# no-spare: cannot set failslab up\n");
+			return 1;
+		}
+		printf("# no-spare: every allocation from [%#lx, %#lx) fails\n", start, end);
+		run_round(&nospare, n, rings, ncpu, st);
+		inject(0, 0);
+		DS_CHECK(&failed, nospare.d.no_state > 0,
+			 "no-spare: requests refused without a spare (%ld)", nospare.d.no_state);
+		DS_CHECK(&failed, nospare.d.states <= ncpu,
+			 "no-spare: no state but the spares there were (%ld, %d CPUs)",
+			 nospare.d.states, ncpu);
+		DS_CHECK(&failed, nospare.classic >= nospare.d.no_state &&
+			 nospare.spin_classic > 0 &&
+			 nospare.spin_classic_named == nospare.spin_classic,
+			 "no-spare: refused samples carry a classic user callchain, through ts_spin <- ts_thread in ts_spin (%ld classic, %ld refused; %ld of %ld)",
+			 nospare.classic, nospare.d.no_state, nospare.spin_classic_named,
+			 nospare.spin_classic);
+		DS_CHECK(&failed, nospare.missing == 0,
+			 "no-spare: every cookie has its record (%ld missing)", nospare.missing);
+
+		run_round(&again, n, rings, ncpu, st);
+		DS_CHECK(&failed, again.d.no_state <= ncpu && again.asked >= n / 2 &&
+			 again.d.states >= again.asked - again.self_asked &&
+			 again.d.states <= again.tids,
+			 "again: states set up again (%ld for %ld new threads asking; %ld refused, at most one per CPU)",
+			 again.d.states, again.asked - again.self_asked, again.d.no_state);
+		DS_CHECK(&failed, again.missing == 0,
+			 "again: every cookie has its record (%ld missing)", again.missing);
+	}
+	for (int c = 0; c < ncpu; c++) {
+		ioctl(fds[c], PERF_EVENT_IOC_DISABLE, 0);
+		ds_mmap_close(&rings[c]);
+		close(fds[c]);
+	}
+	ds_symtab_free(st);
+	return failed ? 1 : 0;
+}
