@@ -380,3 +380,40 @@ int ds_exec_go(int go)
 	close(go);
 	return ok ? 0 : -1;
 }
+
+int ds_write_str(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY);
+	int ok = fd >= 0 && write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+
+	if (fd >= 0)
+		close(fd);
+	if (!ok)
+		printf("# %s: %s\n", path, strerror(errno));
+	return ok ? 0 : -1;
+}
+
+int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *start,
+			 unsigned long *end)
+{
+	unsigned long a, hi = 0;
+	char type, name[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return -1;
+	*start = *end = ~0UL;
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
+		for (size_t i = 0; i < n; i++)
+			if (!strcmp(name, names[i])) {
+				*start = a < *start ? a : *start;
+				hi = a > hi ? a : hi;
+			}
+	rewind(f);
+	/* The end: the first symbol after the last of them. */
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
+		if (a > hi && a < *end && (type == 't' || type == 'T'))
+			*end = a;
+	fclose(f);
+	return *start && hi && *end != ~0UL ? 0 : -1;
+}

@@ -111,6 +111,17 @@ static inline __attribute__((always_inline)) long ds_syscall3(long nr, long a, l
 	return ret;
 }
 
+/* Write @value to @path (sysfs, debugfs): 0, or -1 with the reason printed. */
+int ds_write_str(const char *path, const char *value);
+
+/*
+ * The kernel text from the lowest of the functions @names (@n of them, from
+ * /proc/kallsyms) to the first text symbol after the highest: [*start, *end).
+ * 0, or -1 when kallsyms or the functions are missing.
+ */
+int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *start,
+			 unsigned long *end);
+
 static inline bool ds_is_kernel_ip(uint64_t ip)
 {
 	return ip >= 0xffff800000000000ULL && ip < (uint64_t)-4096;

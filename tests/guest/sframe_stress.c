@@ -775,38 +775,8 @@ static int unwinder_text(unsigned long *start, unsigned long *end)
 		"unwind_user", "unwind_deferred_task_work", "unwind_table_lookup",
 		"unwind_sframe_step", "sframe_table_init",
 	};
-	unsigned long a, hi = 0;
-	char type, name[128];
-	FILE *f = fopen("/proc/kallsyms", "r");
 
-	if (!f)
-		return -1;
-	*start = *end = ~0UL;
-	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
-		for (size_t i = 0; i < sizeof(anchors) / sizeof(anchors[0]); i++)
-			if (!strcmp(name, anchors[i])) {
-				*start = a < *start ? a : *start;
-				hi = a > hi ? a : hi;
-			}
-	rewind(f);
-	/* The end: the first symbol after the last of them. */
-	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
-		if (a > hi && a < *end && (type == 't' || type == 'T'))
-			*end = a;
-	fclose(f);
-	return *start && hi && *end != ~0UL ? 0 : -1;
-}
-
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	int ok = fd >= 0 && write(fd, value, strlen(value)) == (ssize_t)strlen(value);
-
-	if (fd >= 0)
-		close(fd);
-	if (!ok)
-		printf("# %s: %s\n", path, strerror(errno));
-	return ok ? 0 : -1;
+	return ds_kernel_text_range(anchors, sizeof(anchors) / sizeof(anchors[0]), start, end);
 }
 
 static long read_long(const char *path)
@@ -843,29 +813,29 @@ static long inject(int percent, unsigned long start, unsigned long end)
 		if (!percent) {
 			failed += FAIL_TIMES - read_long(path);
 			snprintf(path, sizeof(path), "/sys/kernel/debug/%s/probability", kinds[k]);
-			if (write_str(path, "0"))
+			if (ds_write_str(path, "0"))
 				return -1;
 			continue;
 		}
 		snprintf(v, sizeof(v), "%d", FAIL_TIMES);
-		if (write_str(path, v))
+		if (ds_write_str(path, v))
 			return -1;
 		for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 			snprintf(path, sizeof(path), "/sys/kernel/debug/%s/%s", kinds[k], set[i][0]);
-			if (write_str(path, set[i][1]))
+			if (ds_write_str(path, set[i][1]))
 				return -1;
 		}
 		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/require-start", kinds[k]);
 		snprintf(v, sizeof(v), "%lu", start);
-		if (write_str(path, v))
+		if (ds_write_str(path, v))
 			return -1;
 		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/require-end", kinds[k]);
 		snprintf(v, sizeof(v), "%lu", end);
-		if (write_str(path, v))
+		if (ds_write_str(path, v))
 			return -1;
 		snprintf(path, sizeof(path), "/sys/kernel/debug/%s/probability", kinds[k]);
 		snprintf(v, sizeof(v), "%d", percent);
-		if (write_str(path, v))
+		if (ds_write_str(path, v))
 			return -1;
 	}
 	return failed;

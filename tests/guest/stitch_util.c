@@ -250,7 +250,7 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 		FIELD(objects_plain), FIELD(objects_untrusted), FIELD(ehframe_no_fde),
 		FIELD(ehframe_fault), FIELD(ehframe_cfa_expr), FIELD(ehframe_cfa_reg),
 		FIELD(ehframe_reg_rule), FIELD(ehframe_insn), FIELD(ehframe_format),
-		FIELD(ehframe_cap),
+		FIELD(ehframe_cap), FIELD(task_states), FIELD(no_state),
 #undef FIELD
 	};
 	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");
@@ -267,6 +267,8 @@ void ds_unwind_stats_read(struct ds_unwind_stats *s)
 			*(long *)((char *)s + fields[i].off) = v;
 			s->has_ehframe |= fields[i].off == offsetof(struct ds_unwind_stats,
 								   frames_ehframe);
+			s->has_task_states |= fields[i].off == offsetof(struct ds_unwind_stats,
+								       task_states);
 		}
 	fclose(f);
 }

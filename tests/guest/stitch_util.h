@@ -98,7 +98,10 @@ struct ds_unwind_stats {
 	/* Frames of mappings with .eh_frame left to frame pointers, by why */
 	long ehframe_no_fde, ehframe_fault, ehframe_cfa_expr, ehframe_cfa_reg;
 	long ehframe_reg_rule, ehframe_insn, ehframe_format, ehframe_cap;
+	/* Task states set up at first requests, requests refused for want of one */
+	long task_states, no_state;
 	bool has_ehframe;	/* the kernel walks with .eh_frame */
+	bool has_task_states;	/* ... and sets task states up at first use */
 };
 
 /* Read them; all 0 where the file is absent (mainline, no debugfs). */

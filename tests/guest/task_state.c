@@ -54,35 +54,13 @@ __attribute__((noinline)) static void *ts_thread(void *arg)
 	return NULL;
 }
 
-struct stats {
-	long states, no_state;
-};
-
-static void read_stats(struct stats *s)
-{
-	FILE *f = fopen("/sys/kernel/debug/unwind_user/stats", "r");
-	char key[64];
-	long v;
-
-	s->states = s->no_state = -1;
-	if (!f)
-		return;
-	while (fscanf(f, "%63s %ld", key, &v) == 2) {
-		if (!strcmp(key, "task_states"))
-			s->states = v;
-		else if (!strcmp(key, "no_state"))
-			s->no_state = v;
-	}
-	fclose(f);
-}
-
 struct round {
 	const char *name;
 	long tids, asked, deferred, missing, classic;
 	bool self_asked;	/* the main thread, which may have its state already */
 	/* samples in ts_spin, and those whose chain holds ts_spin <- ts_thread */
 	long spin_deferred, spin_named, spin_classic, spin_classic_named;
-	struct stats d;
+	struct ds_unwind_stats d;	/* task_states, no_state: this round's */
 };
 
 static bool has_fn(const struct ds_symtab *st, const struct ds_rec *r, int from, const char *fn)
@@ -103,9 +81,10 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 	struct ds_collect c = { 0 };
 	uint32_t tids_seen[MAX_TIDS], tids_asked[MAX_TIDS];
 	long nseen = 0, nasked = 0;
-	struct stats s0, s1;
+	uint32_t self = (uint32_t)getpid();
+	struct ds_unwind_stats s0, s1;
 
-	read_stats(&s0);
+	ds_unwind_stats_read(&s0);
 	for (int i = 0; i < n; i += 4) {
 		pthread_t th[4];
 		int k;
@@ -118,8 +97,8 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 		for (int j = 0; j < nr_rings; j++)
 			ds_mmap_drain(&rings[j], ds_collect_record, &c);
 	}
-	read_stats(&s1);
-	r->d.states = s1.states - s0.states;
+	ds_unwind_stats_read(&s1);
+	r->d.task_states = s1.task_states - s0.task_states;
 	r->d.no_state = s1.no_state - s0.no_state;
 
 	for (long i = 0; i < c.n; i++) {
@@ -144,7 +123,7 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 				;
 			if (k == nasked && nasked < MAX_TIDS)
 				tids_asked[nasked++] = d->tid;
-			r->self_asked |= d->tid == (uint32_t)getpid();
+			r->self_asked |= d->tid == self;
 			/* one record per cookie: a duplicate counts as missing */
 			if (!rec || cnt > 1)
 				r->missing++;
@@ -166,47 +145,18 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 	r->tids = nseen;
 	r->asked = nasked;
 	printf("# %s: %d threads, %ld sampled, %ld with a cookie; task_states +%ld, no_state +%ld; samples: %ld deferred (%ld records missing; in ts_spin %ld, %ld stitched through ts_spin <- ts_thread), %ld classic (in ts_spin %ld, %ld through them)\n",
-	       r->name, n, r->tids, r->asked, r->d.states, r->d.no_state, r->deferred, r->missing,
+	       r->name, n, r->tids, r->asked, r->d.task_states, r->d.no_state, r->deferred, r->missing,
 	       r->spin_deferred, r->spin_named, r->classic, r->spin_classic, r->spin_classic_named);
 	ds_collect_free(&c);
 	return 0;
-}
-
-static int write_str(const char *path, const char *value)
-{
-	int fd = open(path, O_WRONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = write(fd, value, strlen(value));
-	close(fd);
-	return n == (ssize_t)strlen(value) ? 0 : -1;
 }
 
 /* [start, end) of the refill's functions, from kallsyms. */
 static int refill_text(unsigned long *start, unsigned long *end)
 {
 	static const char *const anchors[] = { "unwind_spare_irq_work", "unwind_spare_fill" };
-	unsigned long a, hi = 0;
-	char type, name[128];
-	FILE *f = fopen("/proc/kallsyms", "r");
 
-	if (!f)
-		return -1;
-	*start = *end = ~0UL;
-	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
-		for (size_t i = 0; i < sizeof(anchors) / sizeof(anchors[0]); i++)
-			if (!strcmp(name, anchors[i])) {
-				*start = a < *start ? a : *start;
-				hi = a > hi ? a : hi;
-			}
-	rewind(f);
-	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
-		if (a > hi && a < *end && (type == 't' || type == 'T'))
-			*end = a;
-	fclose(f);
-	return hi && *end != ~0UL ? 0 : -1;
+	return ds_kernel_text_range(anchors, sizeof(anchors) / sizeof(anchors[0]), start, end);
 }
 
 /* Fail every slab allocation made from [start, end), or stop (start 0). */
@@ -219,21 +169,21 @@ static int inject(unsigned long start, unsigned long end)
 	char v[32];
 
 	if (!start)
-		return write_str("/sys/kernel/debug/failslab/probability", "0");
+		return ds_write_str("/sys/kernel/debug/failslab/probability", "0");
 	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
 		char path[128];
 
 		snprintf(path, sizeof(path), "/sys/kernel/debug/failslab/%s", set[i][0]);
-		if (write_str(path, set[i][1]))
+		if (ds_write_str(path, set[i][1]))
 			return -1;
 	}
 	snprintf(v, sizeof(v), "%lu", start);
-	if (write_str("/sys/kernel/debug/failslab/require-start", v))
+	if (ds_write_str("/sys/kernel/debug/failslab/require-start", v))
 		return -1;
 	snprintf(v, sizeof(v), "%lu", end);
-	if (write_str("/sys/kernel/debug/failslab/require-end", v))
+	if (ds_write_str("/sys/kernel/debug/failslab/require-end", v))
 		return -1;
-	return write_str("/sys/kernel/debug/failslab/probability", "100");
+	return ds_write_str("/sys/kernel/debug/failslab/probability", "100");
 }
 
 int main(int argc, char **argv)
@@ -244,7 +194,7 @@ int main(int argc, char **argv)
 	int fds[MAX_CPUS], ncpu, n = 24, failed = 0;
 	struct round normal = { .name = "normal" }, nospare = { .name = "no-spare" },
 		     again = { .name = "again" };
-	struct stats s;
+	struct ds_unwind_stats s;
 	unsigned long start, end;
 	bool inj;
 
@@ -252,8 +202,8 @@ int main(int argc, char **argv)
 		n = atoi(argv[1]);
 	if (!st || n < 4 || n > MAX_TIDS)
 		return 1;
-	read_stats(&s);
-	if (s.states < 0 || ds_kernel_is_mainline()) {
+	ds_unwind_stats_read(&s);
+	if (!s.has_task_states || ds_kernel_is_mainline()) {
 		printf("# SKIP: no task_states in <debugfs>/unwind_user/stats (not our kernel)\n");
 		return 0;
 	}
@@ -283,10 +233,10 @@ int main(int argc, char **argv)
 	DS_CHECK(&failed, normal.d.no_state == 0, "normal: no request refused (%ld)",
 		 normal.d.no_state);
 	/* the main thread may have set its state up before the round began */
-	DS_CHECK(&failed, normal.d.states >= normal.asked - normal.self_asked &&
-		 normal.d.states <= normal.tids,
+	DS_CHECK(&failed, normal.d.task_states >= normal.asked - normal.self_asked &&
+		 normal.d.task_states <= normal.tids,
 		 "normal: a state for each new thread that asked, none for others (%ld: %ld asked, %ld sampled)",
-		 normal.d.states, normal.asked - normal.self_asked, normal.tids);
+		 normal.d.task_states, normal.asked - normal.self_asked, normal.tids);
 	DS_CHECK(&failed, normal.missing == 0 && normal.spin_deferred > 0 &&
 		 normal.spin_named == normal.spin_deferred,
 		 "normal: every cookie has its record, hits in ts_spin stitched through ts_spin <- ts_thread (%ld of %ld; %ld missing)",
@@ -305,9 +255,9 @@ int main(int argc, char **argv)
 		inject(0, 0);
 		DS_CHECK(&failed, nospare.d.no_state > 0,
 			 "no-spare: requests refused without a spare (%ld)", nospare.d.no_state);
-		DS_CHECK(&failed, nospare.d.states <= ncpu,
+		DS_CHECK(&failed, nospare.d.task_states <= ncpu,
 			 "no-spare: no state but the spares there were (%ld, %d CPUs)",
-			 nospare.d.states, ncpu);
+			 nospare.d.task_states, ncpu);
 		DS_CHECK(&failed, nospare.classic >= nospare.d.no_state &&
 			 nospare.spin_classic > 0 &&
 			 nospare.spin_classic_named == nospare.spin_classic,
@@ -319,10 +269,10 @@ int main(int argc, char **argv)
 
 		run_round(&again, n, rings, ncpu, st);
 		DS_CHECK(&failed, again.d.no_state <= ncpu && again.asked >= n / 2 &&
-			 again.d.states >= again.asked - again.self_asked &&
-			 again.d.states <= again.tids,
+			 again.d.task_states >= again.asked - again.self_asked &&
+			 again.d.task_states <= again.tids,
 			 "again: states set up again (%ld for %ld new threads asking; %ld refused, at most one per CPU)",
-			 again.d.states, again.asked - again.self_asked, again.d.no_state);
+			 again.d.task_states, again.asked - again.self_asked, again.d.no_state);
 		DS_CHECK(&failed, again.missing == 0,
 			 "again: every cookie has its record (%ld missing)", again.missing);
 	}
