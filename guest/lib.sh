@@ -54,7 +54,8 @@ ds_need_pkgs() {
 # python3-ply and python3-git for checkpatch.pl's SPDX check.
 DS_KERNEL_PKGS=(linux-source-6.12 linux-config-6.12 build-essential flex bison bc perl rsync libelf-dev
 	libssl-dev ccache clang lld llvm xz-utils git cpio kmod python3 python3-ply python3-git)
-DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip)
+# Guest: trinity is copied into the initramfs (tests/guest/trinity.sh).
+DS_GUEST_PKGS=(qemu-system-x86 busybox-static cpio gzip trinity)
 # User space: the library, CLI, unit tests, fuzzing (libclang-rt-14-dev: clang's
 # libFuzzer and ASan runtimes); upstream perf 6.1 reads our files; groff renders
 # the man page in make check; chromium loads the SVG flame graph headless;

@@ -32,6 +32,9 @@ mkdir -p "$root/opt/debian/lib"
 cp -L /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 "$root/opt/debian/lib/"
 mv "$root/tests/eh_work" "$root/tests/sf_depth_eh" "$root/tests/example_workload_debian" \
 	"$root/opt/debian/"
+# Debian's trinity (trinity.sh) runs on that libc too, with its counter.
+mv "$root/tests/trinity_count.so" "$root/opt/debian/"
+mkdir -p "$root/opt/trinity" && cp /usr/bin/trinity "$root/opt/trinity/"
 # The CLI is optional here: the main job needs it, the kernel tests do not.
 if make -s -C "$DS_ROOT" static >&2 && [ -x "$DS_ROOT/out/static/deferstack" ]; then
 	cp "$DS_ROOT/out/static/deferstack" "$root/bin/"

@@ -36,7 +36,9 @@ scale=1
 [ "$kernel" = debug ] && scale=${DS_DEBUG_PERIOD_SCALE:-4}
 
 ds_need_pkgs "${DS_GUEST_PKGS[@]}"
-initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
+# DS_INITRD: an initramfs built already (runs at once must not rebuild it).
+initrd=${DS_INITRD:-}
+[ -n "$initrd" ] || initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
 # DS_INITRD_EXTRA: more files for this boot, as a cpio.gz appended to ours
 # (the kernel unpacks concatenated archives in order).
 if [ -n "${DS_INITRD_EXTRA:-}" ]; then
@@ -44,8 +46,10 @@ if [ -n "${DS_INITRD_EXTRA:-}" ]; then
 	initrd=$DS_BUILD/initramfs-extra.cpio.gz
 fi
 mkdir -p "$DS_BUILD/logs"
-log=$DS_BUILD/logs/$kernel-$suite.log
-disk=$DS_BUILD/logs/$kernel-$suite.disk
+# DS_RUN_TAG: a suffix for this run's files, so that two runs of one kernel
+# and suite can go at once (bench/emulator-compare.sh).
+log=$DS_BUILD/logs/$kernel-$suite${DS_RUN_TAG:+.$DS_RUN_TAG}.log
+disk=$DS_BUILD/logs/$kernel-$suite${DS_RUN_TAG:+.$DS_RUN_TAG}.disk
 drive=()
 if [ -n "$outdir" ]; then
 	truncate -s 0 "$disk" && truncate -s 256M "$disk"
@@ -58,21 +62,27 @@ fi
 icount=()
 [ -n "${DS_QEMU_ICOUNT:-}" ] && icount=(-icount "shift=$DS_QEMU_ICOUNT,sleep=off")
 
-# One TCG thread for both vCPUs on the reference (Debian's stock 7.x): under
-# QEMU 7.2's multi-threaded TCG it now and then dies of "Oops: int3" when a
-# static key flips while the other vCPU runs the patched code (docs/kernel.md,
-# "Limits"). Our kernels keep QEMU's default (a thread per vCPU; one under
-# -icount). DS_QEMU_TCG_THREAD=single|multi overrides.
-tcg_thread=${DS_QEMU_TCG_THREAD:-}
-[ -z "$tcg_thread" ] && [ "$kernel" = ref ] && tcg_thread=single
-accel=()
-[ -n "$tcg_thread" ] && accel=(-accel "tcg,thread=$tcg_thread")
+# One TCG thread for both vCPUs, on every kernel: under QEMU 7.2's
+# multi-threaded TCG, a static key or static call flipped by text_poke_bp()
+# while the other vCPU runs through the site now and then ends in "Oops:
+# int3" or a hang, on Debian's stock 7.2 as on ours (docs/kernel.md,
+# "Emulator"). With one thread the vCPUs take turns and perf_fuzz passes
+# (bench/emulator-compare.sh). A guest then takes one host CPU, so two can
+# run at once (tests/run-all.sh). DS_QEMU_TCG_THREAD=multi gives a thread
+# per vCPU back (real parallelism in the guest; the emulator's race too).
+tcg_thread=${DS_QEMU_TCG_THREAD:-single}
+# tsc=reliable: with the vCPUs taking turns, the clocksource watchdog's
+# read-back of the TSC can wait for the other vCPU's time slice; it then
+# marks the TSC unstable and every clock_gettime() becomes a system call
+# (seen on debug: a test's hits on its expected path fell under half). The
+# emulated TSC follows the host's monotonic clock.
+accel=(-accel "tcg,thread=$tcg_thread")
 
 ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s${accel[*]:+, ${accel[*]}}${icount[*]:+, ${icount[*]}}, console $log"
 start=$(date +%s)
 timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 -m 2048 "${icount[@]}" \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
-	-append "console=ttyS0 panic=-1 loglevel=6 ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}" \
+	-append "console=ttyS0 panic=-1 loglevel=6 tsc=reliable ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}" \
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
 qrc=$?
 elapsed=$(( $(date +%s) - start ))
