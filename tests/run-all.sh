@@ -24,7 +24,7 @@
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
 # DS_SKIP="kernel-clang guest-debug guest-ref fuzz perf7" skips stages (quick local runs);
-# guest-fast and guest-debug are the two halves of the guest-fast+debug stage.
+# guest-fast, guest-debug and guest-ref are the three suites of the guest-suites stage.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -79,37 +79,53 @@ stage checkpatch "$root/tests/checkpatch.sh"
 stage kernel-warnings "$root/tests/kernel-warnings.sh"
 stage config-compile "$root/tests/config-compile.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
-# The fast and debug suites at once: each guest runs its two vCPUs on one
-# TCG thread (guest/run-guest.sh), so each takes one host CPU. Each suite's
-# output is shown whole, one after the other; either failing fails the stage.
-guests() {
-	local k pids=() rc=0 kernels=()
-	for k in fast debug; do
-		skipped "guest-$k" || kernels+=("$k")
+# The guest suites two at a time: each guest runs its two vCPUs on one TCG
+# thread (guest/run-guest.sh), so each takes one host CPU. The debug suite,
+# the longest, on one; the fast suite and then the reference's on the other.
+# Each suite's output is shown whole after both; any failing fails the stage.
+guest_suites() {
+	local k rc=0 run=() lane_a=() lane_b=() pa pb
+	for k in fast debug ref; do
+		skipped "guest-$k" || run+=("$k")
 	done
-	# Both kernels built (and the initramfs) before either boots: the
-	# builds take both CPUs, and two runs must not rebuild one file.
-	for k in "${kernels[@]}"; do
-		"$root/guest/build-kernel.sh" "$k" >/dev/null || return 1
+	# Every kernel (and the initramfs) before any boots: the builds take
+	# both CPUs, and two runs must not rebuild one file.
+	for k in "${run[@]}"; do
+		case $k in
+		ref) "$root/guest/fetch-reference.sh" >/dev/null || return 1 ;;
+		*) "$root/guest/build-kernel.sh" "$k" >/dev/null || return 1 ;;
+		esac
 	done
 	DS_INITRD=$("$root/guest/make-initramfs.sh") || return 1
 	export DS_INITRD
-	for k in "${kernels[@]}"; do
-		guest "$k" > "$DS_BUILD/logs/guest-$k.out" 2>&1 &
-		pids+=($!)
+	for k in "${run[@]}"; do
+		case $k in debug) lane_b+=("$k") ;; *) lane_a+=("$k") ;; esac
 	done
-	for i in "${!kernels[@]}"; do
-		wait "${pids[$i]}"
-		local r=$?
-		echo "--- guest-${kernels[$i]}: $([ $r -eq 0 ] && echo PASS || echo FAIL)"
-		cat "$DS_BUILD/logs/guest-${kernels[$i]}.out"
-		[ $r -eq 0 ] || rc=1
+	rm -f "$DS_BUILD"/logs/guest-*.rc
+	lane() {
+		local k
+		for k in "$@"; do
+			if [ "$k" = ref ]; then guest ref ref; else guest "$k"; fi \
+				> "$DS_BUILD/logs/guest-$k.out" 2>&1
+			echo $? > "$DS_BUILD/logs/guest-$k.rc"
+		done
+	}
+	lane "${lane_a[@]}" &
+	pa=$!
+	lane "${lane_b[@]}" &
+	pb=$!
+	wait $pa $pb
+	for k in "${run[@]}"; do
+		local r
+		r=$(cat "$DS_BUILD/logs/guest-$k.rc" 2>/dev/null || echo 1)
+		echo "--- guest-$k: $([ "$r" -eq 0 ] && echo PASS || echo FAIL)"
+		cat "$DS_BUILD/logs/guest-$k.out"
+		[ "$r" -eq 0 ] || rc=1
 	done
 	unset DS_INITRD
 	return $rc
 }
-stage guest-fast+debug guests
-stage guest-ref guest ref ref
+stage guest-suites guest_suites
 skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
 stage perf7 "$root/tests/perf7.sh"

@@ -127,8 +127,18 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 				tids_asked[nasked++] = d->tid;
 			r->self_asked |= d->tid == self;
 			/* one record per cookie: a duplicate counts as missing */
-			if (!rec || cnt > 1)
+			if (!rec || cnt > 1) {
+				long other = 0;
+
+				for (long j = 0; j < c.n; j++)
+					other += c.recs[j].deferred && c.recs[j].cookie == d->cookie;
+				if (r->missing < 5)
+					printf("# %s: tid %u%s cookie %#llx time %llu cpu %u ip %#llx (%s): %ld records of its own, %ld of that cookie in all\n",
+					       r->name, d->tid, d->tid == self ? " (main)" : "",
+					       (unsigned long long)d->cookie, (unsigned long long)d->time,
+					       d->cpu, (unsigned long long)d->ip, at ? at : "?", cnt, other);
 				r->missing++;
+			}
 			if (!at || strcmp(at, "ts_spin"))
 				continue;
 			r->spin_deferred++;
@@ -144,6 +154,8 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 				r->spin_classic_named++;
 		}
 	}
+	if (c.lost)
+		printf("# %s: %ld records lost\n", r->name, c.lost);
 	r->tids = nseen;
 	r->asked = nasked;
 	printf("# %s: %d threads, %ld sampled, %ld with a cookie; task_states +%ld, no_state +%ld; samples: %ld deferred (%ld records missing; in ts_spin %ld, %ld stitched through ts_spin <- ts_thread), %ld classic (in ts_spin %ld, %ld through them)\n",
