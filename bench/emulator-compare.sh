@@ -84,8 +84,4 @@ wait
 echo
 echo "perf_fuzz ${secs}s, $runs runs per row, seeds 1-3 in turn ($results):"
 printf '%-6s %-7s %-5s %5s %5s %5s %6s %5s %10s %9s\n' kernel tcg keys pass int3 splat hang fail 'calls/run' 's/run'
-awk '{ key=$1" "$2" "$3; n[key]++; v[key" "$5]++; c[key]+=$6; t[key]+=$7; order[key]=NR }
-	END { for (key in n) { split(key, a, " ");
-		printf "%-6s %-7s %-5s %5d %5d %5d %6d %5d %10d %9d\n", a[1], a[2], a[3],
-			v[key" pass"], v[key" int3"], v[key" splat"], v[key" hang"], v[key" fail"],
-			c[key]/n[key], t[key]/n[key] } }' "$results" | sort
+awk -f "$DS_ROOT/bench/emulator-table.awk" "$results" | sort
