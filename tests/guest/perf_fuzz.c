@@ -28,14 +28,15 @@
  * meets a race of perf core on stock kernels, so it is off by default; see
  * repro_exec_enable.c).
  *
- * "pin" (the suite's mode) first opens one event on every software event
+ * "pin" first opens one event on every software event
  * type, on each preferred tracepoint (and a second probe on the raw syscall
  * tracepoints) and on its own task, and keeps them open, so that the static
  * keys and static calls behind those events never flip while the fuzzer
  * runs; only the preferred tracepoints are fuzzed. Under QEMU's software
- * emulation, flipping them while other vCPUs run through the patched code
- * ends in "Oops: int3" (text_poke_bp()), on Debian's stock 7.2 kernel as on
- * ours (docs/kernel.md), so the unpinned mode is for hardware or by hand.
+ * emulation with a TCG thread per vCPU, flipping them while the other vCPU
+ * runs through the patched code ends in "Oops: int3" (text_poke_bp()), on
+ * Debian's stock 7.2 kernel as on ours (docs/kernel.md); the harness now runs
+ * one TCG thread, and the suite runs unpinned ("perf_fuzz 60 random").
  *
  * The seed is printed first. "perf_fuzz 60 SEED v" makes the main thread take
  * the same random choices and prints each call; threads, children and the
