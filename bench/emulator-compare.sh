@@ -31,10 +31,7 @@ mkdir -p "$out"
 DS_INITRD=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
 export DS_INITRD
 for k in $kernels; do
-	case $k in
-	ref) "$DS_ROOT/guest/fetch-reference.sh" >/dev/null || exit 1 ;;
-	*) "$DS_ROOT/guest/build-kernel.sh" "$k" >/dev/null || exit 1 ;;
-	esac
+	ds_guest_image "$k" >/dev/null || exit 1
 done
 
 # one_run KERNEL MODE PIN I: one boot; prints "KERNEL MODE PIN SEED VERDICT CALLS SECONDS LOG"
@@ -59,7 +56,7 @@ one_run() {
 		verdict=int3
 	elif grep -aqE 'timed out|still running after' "$log" "$log.host"; then
 		verdict=hang
-	elif grep -aqE 'WARNING:|BUG:|Oops|KASAN|UBSAN|Call Trace:' "$log"; then
+	elif grep -aqE "$DS_SPLAT_RE" "$log"; then
 		verdict=splat
 	else
 		verdict=fail

@@ -28,6 +28,21 @@ ds_stage() {
 	return $rc
 }
 
+# ds_guest_image KERNEL: print the bzImage of a guest kernel, building it
+# (fast, debug) or fetching it (ref, Debian sid's stock 7.x) first.
+ds_guest_image() {
+	case $1 in
+	fast|debug) "$DS_ROOT/guest/build-kernel.sh" "$1" ;;
+	ref) "$DS_ROOT/guest/fetch-reference.sh" ;;
+	*) ds_log "no guest kernel named $1"; return 1 ;;
+	esac
+}
+
+# What a kernel splat looks like on a guest's console (any one fails a run).
+DS_SPLAT_RE='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|KASAN|UBSAN|possible recursive locking|'
+DS_SPLAT_RE+='circular locking|suspicious RCU usage|scheduling while atomic|Call Trace:|'
+DS_SPLAT_RE+='general protection fault|unreferenced object|INFO: task .* blocked'
+
 # ds_need_pkgs PKG...: apt-get install the packages that are not installed.
 ds_need_pkgs() {
 	local missing=() p

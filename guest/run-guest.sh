@@ -25,8 +25,7 @@ while getopts "k:s:t:o:" opt; do
 done
 
 case $kernel in
-fast|debug) image=$("$DS_ROOT/guest/build-kernel.sh" "$kernel") || exit 1 ;;
-ref) image=$("$DS_ROOT/guest/fetch-reference.sh") || exit 1 ;;
+fast|debug|ref) image=$(ds_guest_image "$kernel") || exit 1 ;;
 *) image=$kernel; kernel=$(basename "$kernel") ;;
 esac
 # Software emulation: the debug kernel (KASAN, lockdep) boots and runs slowly.
@@ -71,13 +70,13 @@ icount=()
 # run at once (tests/run-all.sh). DS_QEMU_TCG_THREAD=multi gives a thread
 # per vCPU back (real parallelism in the guest; the emulator's race too).
 tcg_thread=${DS_QEMU_TCG_THREAD:-single}
+accel=(-accel "tcg,thread=$tcg_thread")
+
 # tsc=reliable: with the vCPUs taking turns, the clocksource watchdog's
 # read-back of the TSC can wait for the other vCPU's time slice; it then
 # marks the TSC unstable and every clock_gettime() becomes a system call
 # (seen on debug: a test's hits on its expected path fell under half). The
 # emulated TSC follows the host's monotonic clock.
-accel=(-accel "tcg,thread=$tcg_thread")
-
 ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s${accel[*]:+, ${accel[*]}}${icount[*]:+, ${icount[*]}}, console $log"
 start=$(date +%s)
 timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 -m 2048 "${icount[@]}" \
@@ -102,12 +101,9 @@ if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	ds_log "FAIL: guest timed out after ${timeout}s"
 	fail=1
 fi
-splat='WARNING:|BUG:|Oops|Kernel panic|kernel BUG|KASAN|UBSAN|possible recursive locking|'
-splat+='circular locking|suspicious RCU usage|scheduling while atomic|Call Trace:|'
-splat+='general protection fault|unreferenced object|INFO: task .* blocked'
-if grep -aqE "$splat" "$log"; then
+if grep -aqE "$DS_SPLAT_RE" "$log"; then
 	ds_log "FAIL: kernel splat on the console:"
-	grep -anE "$splat" "$log" | head -20 >&2
+	grep -anE "$DS_SPLAT_RE" "$log" | head -20 >&2
 	fail=1
 fi
 result=$(grep -aoE 'DEFERSTACK-RESULT: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)

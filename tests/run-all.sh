@@ -91,10 +91,7 @@ guest_suites() {
 	# Every kernel (and the initramfs) before any boots: the builds take
 	# both CPUs, and two runs must not rebuild one file.
 	for k in "${run[@]}"; do
-		case $k in
-		ref) "$root/guest/fetch-reference.sh" >/dev/null || return 1 ;;
-		*) "$root/guest/build-kernel.sh" "$k" >/dev/null || return 1 ;;
-		esac
+		ds_guest_image "$k" >/dev/null || return 1
 	done
 	DS_INITRD=$("$root/guest/make-initramfs.sh") || return 1
 	export DS_INITRD
