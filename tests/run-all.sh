@@ -128,21 +128,24 @@ skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
 stage perf7 "$root/tests/perf7.sh"
 stage own-machine "$root/tests/own-machine.sh"
 
-# Why each failed stage failed: its failure lines and its last lines.
+# Why each failed stage failed, last of all (CI shows the end of the run):
+# a stage's last lines, then every failure line it printed.
 why_failed() {
 	local out="$DS_BUILD/logs/stage-$1.out"
 	echo
 	echo "--- why $1 failed ($out):"
 	[ -f "$out" ] || return 0
-	grep -aE '(^|[^a-z])(FAIL|not ok)|[Ee]rror|splat|panic|Oops' "$out" | head -20
-	echo "    ... its last lines:"
-	tail -n 25 "$out"
+	echo "    its last lines:"
+	tail -n 12 "$out" | sed 's/^/    /'
+	echo "    its failure lines:"
+	grep -aE '^# FAIL|^not ok|(^|[^a-z])FAIL(:|$)|[Ee]rror[: ]|splat|panic|Oops' "$out" |
+		grep -av -- '-> PASS' | head -30 | sed 's/^/    /'
 }
-for f in "${failed[@]}"; do why_failed "$f"; done
 
 echo
 echo "stage times (s):"
 sed 's/^/  /' "$DS_BUILD/stage-times"
+for f in "${failed[@]}"; do why_failed "$f"; done
 [ ${#failed[@]} -eq 0 ] || echo "failed stages: ${failed[*]}"
 echo "deferstack: $pass passed, $fail failed"
 [ $fail -eq 0 ]
