@@ -370,6 +370,19 @@ static void read_rounds(int fd, struct ranges rounds[MAX_ROUNDS])
  * Run sf_dyn (@argv) sampled, with the stats before and after, and read the
  * "round N" / "name start end" lines it prints into @rounds.
  */
+/*
+ * @ms times the harness's period scale, as a string for a workload's MSEC:
+ * the debug kernel runs a part several times slower, and the floors want as
+ * many hits there.
+ */
+static char *scaled_ms(char buf[16], long ms)
+{
+	const char *scale = getenv("DS_PERIOD_SCALE");
+
+	snprintf(buf, 16, "%ld", ms * (scale && atol(scale) > 1 ? atol(scale) : 1));
+	return buf;
+}
+
 static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
 			 struct ranges rounds[MAX_ROUNDS], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
@@ -393,8 +406,9 @@ static int check_dlopen(int *failed)
 {
 	static const char *const chain[] = { "plug_leaf", "plug_mid", "plug_top", "dy_call",
 					     "main", NULL };
-	char *argv[] = { DIR "/sf_dyn", "300", DIR "/lib/libsfplug.so", DIR "/lib/libsfplug2.so",
-			 NULL };
+	char ms[16];
+	char *argv[] = { DIR "/sf_dyn", scaled_ms(ms, 300), DIR "/lib/libsfplug.so",
+			 DIR "/lib/libsfplug2.so", NULL };
 	struct ranges rounds[MAX_ROUNDS] = { 0 }, all;
 	struct tally sum;
 	struct ds_unwind_stats s0, s1;
@@ -450,7 +464,8 @@ static int check_dlopen(int *failed)
 static int check_link(int *failed)
 {
 	static const char *const chain[] = { "link_leaf", "link_tail", "dy_link", "main", NULL };
-	char *argv[] = { DIR "/sf_dyn", "300", "link", NULL };
+	char ms[16];
+	char *argv[] = { DIR "/sf_dyn", scaled_ms(ms, 300), "link", NULL };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	struct ds_unwind_stats s0, s1;
 	struct tally t;
@@ -659,10 +674,10 @@ static int check_signal(int *failed)
 	static const char *const in_main[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*", "main",
 					       NULL };
 	/*
-	 * A handler slower than the 2 ms timer (the debug kernel on a busy
-	 * host) returns into the next signal, which interrupts the code the
-	 * first one did: at the start, setitimer()'s wrapper in the C library,
-	 * which has no table, so the walk ends there (544 of 1,536 once).
+	 * sf_spin arms a one-shot timer and spins: the signal comes in its
+	 * loop, or, if the machine stalls for the timer's 2 ms, in the
+	 * setitimer() wrapper of the C library, which has no table, so the
+	 * walk ends there.
 	 */
 	static const char *const in_setitimer[] = { "sf_leaf", "sf_mid", "sf_on_signal", "*",
 						    "__setitimer", NULL };
@@ -727,9 +742,8 @@ static int check_signal(int *failed)
 		DS_CHECK(failed, t.missing == 0, "every deferred sample has its record (%ld missing)",
 			 t.missing);
 		/*
-		 * Where the signal lands depends on how the handlers keep pace
-		 * with the timer: sf_spin, or main between two calls of it
-		 * (half of the records once on debug). Each is a walk through the
+		 * The signal lands in sf_spin's loop, but for a stall (in its
+		 * setitimer() call, or main's). Each is a walk through the
 		 * signal frame; a quarter in sf_spin shows the interrupted
 		 * function's own frame is stepped too.
 		 */
@@ -998,7 +1012,8 @@ static bool chain_has(const struct ranges *rs, const struct ds_rec *d, const cha
  * On a kernel that walks .eh_frame every stack must be whole: through
  * qsort() to main, from libc's read() wrapper to main, 41 frames of a
  * recursion to main, and from a signal handler through libc's signal
- * return into the interrupted code and on to main. Printed only elsewhere.
+ * return into libc's kill(), which sent it, and on to main. Printed only
+ * elsewhere.
  */
 static int check_debian(int *failed)
 {
@@ -1010,14 +1025,8 @@ static int check_debian(int *failed)
 	struct ds_unwind_stats s0, s1;
 	struct run run;
 
-	/*
-	 * 800 ms a part, times the harness's period scale: the sampling period
-	 * is scaled on the debug kernel, and the parts' floors below want as
-	 * many samples there as here.
-	 */
-	snprintf(part_ms, sizeof(part_ms), "%ld",
-		 800L * (getenv("DS_PERIOD_SCALE") && atol(getenv("DS_PERIOD_SCALE")) > 1 ?
-			 atol(getenv("DS_PERIOD_SCALE")) : 1));
+	/* 800 ms a part, scaled: the parts' floors below */
+	scaled_ms(part_ms, 800);
 	if (run_reporting(argv, 100, &run, rounds, &s0, &s1))
 		return -1;
 	for (long i = 0; i < run.def.n; i++) {
@@ -1058,7 +1067,8 @@ static int check_debian(int *failed)
 		/*
 		 * The debug kernel, 800 ms a part, two TCG threads: 36 to 77,
 		 * 127 to 188, 58 to 191, 10 to 21; with one thread, beside
-		 * another guest: 9, 62, 25, 3 (hence the scaled parts).
+		 * another guest: 9, 62, 25, 3 (hence the scaled parts; and the
+		 * signal sent with kill(), not by a timer, since).
 		 */
 		DS_CHECK(failed, cmp >= 10 && rd >= 10 && deep >= 10 && sig >= 5,
 			 "records in each part (%ld, %ld, %ld, %ld)", cmp, rd, deep, sig);

@@ -9,7 +9,7 @@
  * 100 deep whose frames are variable-sized (the CFA then follows rbp):
  * sf_leaf <- sf_rec x 101 <- main.
  *
- * With "signal", an interval timer's SIGALRM interrupts sf_spin and its
+ * With "signal", a timer's SIGALRM interrupts sf_spin and its
  * handler makes the calls instead: sf_leaf <- sf_mid <- sf_on_signal <-
  * the C library's signal return <- sf_spin <- main. Only a walk through
  * the signal frame gets from the handler to the code it interrupted.
@@ -82,12 +82,22 @@ noinline void sf_on_signal(int sig)
 	sf_signals++;
 }
 
-/* Spin until the next signal has been handled: the signal comes here. */
+/*
+ * Arm a one-shot timer and spin until its signal has been handled: the
+ * signal comes here. One shot, armed again only here: a handler slower than
+ * the timer's period (the debug kernel on a busy host, its getppid() calls)
+ * would otherwise return into the next signal every time, and never to the
+ * code the first one interrupted (1,768 of 1,768 records in setitimer()
+ * once, with a 2 ms periodic timer).
+ */
 noinline void sf_spin(void)
 {
+	static const struct itimerval it = { { 0, 0 }, { 0, 2000 } };
 	sig_atomic_t seen = sf_signals;
 	unsigned long x = sf_sink;
 
+	if (setitimer(ITIMER_REAL, &it, NULL))
+		abort();
 	while (sf_signals == seen)
 		x = x * 6364136223846793005UL + 1442695040888963407UL;
 	sf_sink = x;
@@ -95,22 +105,14 @@ noinline void sf_spin(void)
 
 static int run_signal(long msec)
 {
-	struct itimerval it = { { 0, 2000 }, { 0, 2000 } };
 	struct sigaction sa;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = sf_on_signal;
-	if (sigaction(SIGALRM, &sa, NULL) || setitimer(ITIMER_REAL, &it, NULL))
+	if (sigaction(SIGALRM, &sa, NULL))
 		return 1;
 	while (sf_signals < msec / 2)
 		sf_spin();
-	/*
-	 * Disarmed before exit: a handler slower than the timer (the debug
-	 * kernel on a busy host) would otherwise keep interrupting the C
-	 * library's exit code, which has no table (2,848 of 4,736 records once).
-	 */
-	memset(&it, 0, sizeof(it));
-	setitimer(ITIMER_REAL, &it, NULL);
 	return 0;
 }
 
