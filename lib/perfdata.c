@@ -1099,6 +1099,7 @@ struct ds_writer {
 	size_t nr_attrs;
 	uint8_t *tracing;	/* HEADER_TRACING_DATA, or NULL */
 	size_t tracing_len;
+	bool ids_added;		/* ds_writer_add_ids(): the lists move at close */
 	int err;
 };
 
@@ -1410,6 +1411,30 @@ static void wr_build_id(struct ds_writer *w, const struct ds_build_id *b, uint32
 	wr(w, zero, len - n);
 }
 
+int ds_writer_add_ids(struct ds_writer *w, size_t attr, const uint64_t *ids, size_t n)
+{
+	struct ds_attr *a;
+	uint64_t *v;
+
+	if (!w || attr >= w->nr_attrs || (n && !ids))
+		return -EINVAL;
+	if (w->pipe)
+		return -EOPNOTSUPP;
+	a = &w->attrs[attr];
+	if (n > MAX_IDS || a->nr_ids + n > MAX_IDS)
+		return -E2BIG;
+	if (!n)
+		return 0;
+	v = realloc(a->ids, (a->nr_ids + n) * 8);
+	if (!v)
+		return -ENOMEM;
+	memcpy(v + a->nr_ids, ids, n * 8);
+	a->ids = v;
+	a->nr_ids += n;
+	w->ids_added = true;
+	return 0;
+}
+
 int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 {
 	struct ds_writer_info in;
@@ -1430,6 +1455,7 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 	} else if (w->f) {
 		struct file_header fh;
 		struct file_section secs[10];
+		struct file_section *moved = NULL;
 		int feats[10], nf = 0;
 		uint64_t table;
 
@@ -1499,6 +1525,21 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 			}
 			secs[i].size = wpos(w) - secs[i].offset;
 		}
+		/*
+		 * Ids added after the header was written: each attr's whole
+		 * list after the features (the header's room before the data
+		 * holds only the first ones); the attrs are rewritten below.
+		 */
+		if (w->ids_added) {
+			moved = calloc(w->nr_attrs, sizeof(*moved));
+			if (!moved && !w->err)
+				w->err = -ENOMEM;
+			for (size_t k = 0; moved && k < w->nr_attrs; k++) {
+				moved[k].offset = wpos(w);
+				moved[k].size = w->attrs[k].nr_ids * 8;
+				wr(w, w->attrs[k].ids, moved[k].size);
+			}
+		}
 		memset(&fh, 0, sizeof(fh));
 		fh.magic = PERF_MAGIC2;
 		fh.size = sizeof(fh);
@@ -1515,6 +1556,11 @@ int ds_writer_close(struct ds_writer *w, const struct ds_writer_info *info)
 		if (!w->err && fseeko(w->f, 0, SEEK_SET) != 0)
 			w->err = -errno;
 		wr(w, &fh, sizeof(fh));
+		for (size_t k = 0; moved && k < w->nr_attrs; k++) {
+			wr(w, &w->attrs[k].attr, sizeof(struct perf_event_attr));
+			wr(w, &moved[k], sizeof(moved[k]));
+		}
+		free(moved);
 		/* the features could not be written (a full disk): the file as
 		 * it was at its last round, "not finished" but readable */
 		if (w->err && w->data_off)

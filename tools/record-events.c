@@ -247,9 +247,9 @@ int probe_defer(bool user_only)
 	return err == -EINVAL || err == -E2BIG ? 0 : err;
 }
 
-int online_cpus(int **out)
+static int cpu_list(const char *path, int **out)
 {
-	FILE *f = fopen("/sys/devices/system/cpu/online", "r");
+	FILE *f = fopen(path, "r");
 	int *v = NULL, n = 0, cap = 0, a, b;
 	char sep;
 
@@ -292,6 +292,16 @@ int online_cpus(int **out)
 	}
 	*out = v;
 	return n;
+}
+
+int online_cpus(int **out)
+{
+	return cpu_list("/sys/devices/system/cpu/online", out);
+}
+
+int present_cpus(int **out)
+{
+	return cpu_list("/sys/devices/system/cpu/present", out);
 }
 
 static int add_fd(struct rec *r, int fd, size_t which)
@@ -341,8 +351,10 @@ static int attach_ring(struct rec *r, struct cpu_buf *b, int fd)
 	return 0;
 }
 
-/* Open the user's events and the tracking event for (pid, b->cpu). */
-static int open_set(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool on_exec)
+/* Open the user's events and the tracking event for (pid, b->cpu); quiet:
+ * no message when one fails. */
+static int open_set(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool on_exec,
+		    bool quiet)
 {
 	struct perf_event_attr a;
 
@@ -354,7 +366,8 @@ static int open_set(struct rec *r, struct cpu_buf *b, pid_t pid, bool task, bool
 		fd = perf_open(&a, pid, b->cpu, -1);
 		if (fd < 0) {
 			err = -errno;
-			open_error(err, &r->o, ev, pid, b->cpu);
+			if (!quiet)
+				open_error(err, &r->o, ev, pid, b->cpu);
 			return err;
 		}
 		err = add_fd(r, fd, i);
@@ -418,17 +431,102 @@ int open_events(struct rec *r)
 	}
 	for (size_t i = 0; i < r->nr_bufs && !err; i++) {
 		if (r->o.all) {
-			err = open_set(r, &r->bufs[i], -1, false, false);
+			struct cpu_buf *b = &r->bufs[i];
+
+			if (b->offline)
+				continue;
+			b->fd_first = r->nr_fds;
+			err = open_set(r, b, -1, false, false, false);
+			b->fd_end = r->nr_fds;
 			continue;
 		}
 		for (size_t k = 0; k < nr_tids && !err; k++)
-			err = open_set(r, &r->bufs[i], tids[k], task, r->o.cmd != NULL);
+			err = open_set(r, &r->bufs[i], tids[k], task, r->o.cmd != NULL, false);
 		if (err == -ESRCH && r->o.pid > 0)
 			err = 0;	/* a thread exited meanwhile */
 	}
 	if (tids != &r->child)
 		free(tids);
 	return err;
+}
+
+static void close_cpu(struct rec *r, struct cpu_buf *b)
+{
+	for (size_t k = b->fd_first; k < b->fd_end && k < r->nr_fds; k++) {
+		if (r->fds[k] >= 0)
+			close(r->fds[k]);
+		r->fds[k] = -1;
+	}
+	if (b->map) {
+		ds_ring_destroy(&b->ring);
+		munmap(b->map, b->map_len);
+	}
+	b->map = NULL;
+	b->fd = -1;
+	b->fd_first = b->fd_end = 0;
+}
+
+/* Open CPU b's events again (it came online); their ids into the
+ * recording. Quiet: a CPU that is not ready yet is tried again later. */
+static int reopen_cpu(struct rec *r, struct cpu_buf *b)
+{
+	size_t n = r->o.nr_ev + 1, *before = calloc(n, sizeof(*before));
+	int err;
+
+	if (!before)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		before[i] = r->ids[i].n;
+	b->fd_first = r->nr_fds;
+	err = open_set(r, b, -1, false, false, true);
+	b->fd_end = r->nr_fds;
+	/* a paused window (a full disk) has no writer: the next one lists them */
+	for (size_t i = 0; i < n && r->w && !err; i++) {
+		err = ds_writer_add_ids(r->w, i, r->ids[i].v + before[i], r->ids[i].n - before[i]);
+		if (err)
+			die_msg("cpu %d came online: adding its events to the recording: %s",
+				b->cpu, strerror(-err));
+	}
+	if (err) {
+		size_t first = b->fd_first;
+
+		close_cpu(r, b);
+		r->nr_fds = first;	/* the slots of this attempt */
+		for (size_t i = 0; i < n; i++)
+			r->ids[i].n = before[i];
+		free(before);
+		return err;
+	}
+	free(before);
+	for (size_t k = b->fd_first; k < b->fd_end; k++)
+		ioctl(r->fds[k], PERF_EVENT_IOC_ENABLE, 0);
+	return 0;
+}
+
+int follow_cpus(struct rec *r)
+{
+	int *on = NULL, n = online_cpus(&on);
+
+	if (n < 0)
+		return n;
+	for (size_t i = 0; i < r->nr_bufs; i++) {
+		struct cpu_buf *b = &r->bufs[i];
+		bool online = false;
+
+		for (int k = 0; k < n && !online; k++)
+			online = on[k] == b->cpu;
+		if (!online && !b->offline) {
+			/* detached by the kernel, never scheduled again */
+			close_cpu(r, b);
+			b->offline = true;
+			die_msg("cpu %d went offline: its events closed", b->cpu);
+		} else if (online && b->offline && !reopen_cpu(r, b)) {
+			b->offline = false;
+			die_msg("cpu %d came online: its events opened", b->cpu);
+		}
+	}
+	free(on);
+	return 0;
 }
 
 void close_events(struct rec *r)
@@ -440,7 +538,8 @@ void close_events(struct rec *r)
 		}
 	}
 	for (size_t i = 0; i < r->nr_fds; i++)
-		close(r->fds[i]);
+		if (r->fds[i] >= 0)
+			close(r->fds[i]);
 	free(r->bufs);
 	free(r->fds);
 	for (size_t i = 0; r->ids && i <= r->o.nr_ev; i++)

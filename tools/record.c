@@ -127,8 +127,10 @@ static void cleanup(struct rec *r)
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
 {
-	int *cpus = NULL, ncpu, err = 0;
-	double t0, last_progress;
+	int *cpus = NULL, *on = NULL, ncpu, non = 0, err = 0;
+	double t0, last_progress, last_follow;
+	/* -a follows CPU hotplug, but in pipe mode, whose attrs went out first */
+	bool follow = r->o.all && strcmp(path, "-");
 	bool task = !r->o.all, child_done = false;
 	struct pollfd *pfd = NULL;
 
@@ -149,9 +151,14 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	signal(SIGHUP, on_signal);
 	if (windows)
 		signal(SIGUSR2, on_signal);
-	ncpu = online_cpus(&cpus);
-	if (ncpu < 0)
-		return ncpu;
+	/* -a: a buffer for every present CPU, the offline ones opened later */
+	ncpu = follow ? present_cpus(&cpus) : online_cpus(&cpus);
+	if (ncpu >= 0 && follow)
+		non = online_cpus(&on);
+	if (ncpu < 0 || non < 0) {
+		free(cpus);
+		return ncpu < 0 ? ncpu : non;
+	}
 	r->bufs = calloc((size_t)ncpu, sizeof(*r->bufs));
 	r->ids = calloc(r->o.nr_ev + 1, sizeof(*r->ids));
 	pfd = calloc((size_t)ncpu, sizeof(*pfd));
@@ -163,6 +170,9 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	for (int i = 0; i < ncpu; i++) {
 		r->bufs[i].cpu = cpus[i];
 		r->bufs[i].fd = -1;
+		r->bufs[i].offline = follow;
+		for (int k = 0; k < non; k++)
+			r->bufs[i].offline &= on[k] != cpus[i];
 	}
 	if (r->o.cmd) {
 		err = start_child(r);
@@ -200,14 +210,14 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		for (size_t i = 0; i < r->nr_fds; i++)
 			ioctl(r->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	}
-	t0 = last_progress = now_s();
-	for (int i = 0; i < ncpu; i++) {
-		pfd[i].fd = r->bufs[i].fd;
-		pfd[i].events = POLLIN;
-	}
+	t0 = last_progress = last_follow = now_s();
 	while (!r->exec_errno) {
 		double tn;
 
+		for (int i = 0; i < ncpu; i++) {
+			pfd[i].fd = r->bufs[i].fd;	/* -1 (ignored): an offline CPU */
+			pfd[i].events = POLLIN;
+		}
 		poll(pfd, (nfds_t)ncpu, 100);
 		err = read_all(r);
 		if (err && windows)
@@ -223,6 +233,13 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		tn = now_s();
 		if (stop_req || (r->o.duration > 0 && tn - t0 >= r->o.duration))
 			break;
+		/* once a second: the rings were just read, an offline CPU's too */
+		if (follow && tn - last_follow >= 1.0) {
+			last_follow = tn;
+			err = follow_cpus(r);
+			if (err)
+				break;
+		}
 		if (windows && r->paused) {
 			switch_req = 0;	/* no window to switch */
 			err = window_resume(r, tn);
@@ -289,6 +306,7 @@ out:
 		waitpid(r->child, NULL, 0);
 	}
 	free(cpus);
+	free(on);
 	free(pfd);
 	return err;
 }

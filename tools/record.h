@@ -71,6 +71,10 @@ struct cpu_buf {
 	void *map;
 	size_t map_len;
 	struct ds_ring ring;
+	/* -a: the CPU is offline, its events closed; its events are
+	 * r->fds[fd_first, fd_end) while it is online */
+	bool offline;
+	size_t fd_first, fd_end;
 };
 
 struct rec {
@@ -246,6 +250,12 @@ int check_attrs(struct ropts *o);
 int probe_defer(bool user_only);
 /* The online CPUs into *out (malloc'ed): their number or -ENOMEM. */
 int online_cpus(int **out);
+/* The same for the present CPUs (online or not: -a follows hotplug). */
+int present_cpus(int **out);
+/* -a: close the events of the CPUs that went offline (their rings read
+ * first by the caller), open those of the CPUs that came online and add
+ * their ids to the recording. 0 or -errno (a write error). */
+int follow_cpus(struct rec *r);
 /* Open the events of the target (the command, each thread of -p PID, or
  * all) on each CPU of r->bufs, with the CPU's ring buffer: 0 or -errno. */
 int open_events(struct rec *r);

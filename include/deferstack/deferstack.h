@@ -345,6 +345,15 @@ DS_API int ds_writer_write(struct ds_writer *w, const struct perf_event_header *
 /* Append a PERF_RECORD_FINISHED_ROUND. */
 DS_API int ds_writer_round(struct ds_writer *w);
 /*
+ * More ids for attr @attr (events opened after ds_writer_open(): a CPU that
+ * came online), file mode: ds_writer_close() writes the attr's whole list
+ * after the features and points the attr at it. Until then a reader maps
+ * records of the new ids to the first attr, as any unknown id.  0, or
+ * -EINVAL (no such attr), -EOPNOTSUPP (pipe mode: the attrs went out
+ * first), -E2BIG, -ENOMEM.  (DEFERSTACK_0.5)
+ */
+DS_API int ds_writer_add_ids(struct ds_writer *w, size_t attr, const uint64_t *ids, size_t n);
+/*
  * After a failed write (ENOSPC, EDQUOT, EFBIG ...), file mode: cut the file
  * back to the data flushed by the last successful ds_writer_round() (or the
  * header of ds_writer_open()), forget the error and go on writing there.

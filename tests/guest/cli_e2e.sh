@@ -45,6 +45,47 @@ sed 's/^/# /' report-system.log
 check "system-wide profile has the stitched read chain" "grep -q '$read_chain' system.folded"
 check "system-wide profile has the stitched spin chain" "grep -q '$spin_chain' system.folded"
 
+# System-wide across CPU hotplug: CPU 1 goes offline and comes back during
+# the recording. Its events are closed, then opened again (the kernel
+# detaches an offline CPU's events for good), and the workload, run on CPU 1
+# only once it is back, is in the profile with its stitched chains.
+if [ -w /sys/devices/system/cpu/cpu1/online ]; then
+	deferstack record --mode defer -a -F 1000 -o hotplug.data 2> record-hotplug.log &
+	rp=$!
+	# the file is there once the events are: then they are enabled
+	n=0
+	while [ ! -s hotplug.data ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+	sleep 1
+	echo 0 > /sys/devices/system/cpu/cpu1/online
+	off=$?
+	sleep 2
+	echo 1 > /sys/devices/system/cpu/cpu1/online
+	on=$?
+	# the recorder looks once a second; its events opened, it says so
+	n=0
+	while ! grep -q 'cpu 1 came online' record-hotplug.log && [ $n -lt 100 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+	taskset -c 1 /tests/example_workload 1500 8388608 > /dev/null
+	kill -INT $rp
+	wait $rp
+	rc=$?
+	sed 's/^/# /' record-hotplug.log
+	check "record -a across CPU 1 offline ($off) and online ($on) exits 0" "[ $rc -eq 0 ] && [ $off -eq 0 ] && [ $on -eq 0 ]"
+	check "it closed CPU 1's events and opened them again" \
+		"grep -q 'cpu 1 went offline' record-hotplug.log && grep -q 'cpu 1 came online' record-hotplug.log"
+	deferstack script -i hotplug.data > hotplug.script 2> /dev/null
+	cpu1=$(grep -c '^ *example_workloa.* \[001\] ' hotplug.script)
+	cpu0=$(grep -c '^ *example_workloa.* \[000\] ' hotplug.script)
+	check "the workload's samples on CPU 1 after it came back ($cpu1; on CPU 0: $cpu0)" \
+		"[ ${cpu1:-0} -ge 20 ] && [ ${cpu0:-0} -eq 0 ]"
+	deferstack report -i hotplug.data --folded > hotplug.folded 2> /dev/null
+	check "their stacks stitched: the read and spin chains" \
+		"grep -q '$read_chain' hotplug.folded && grep -q '$spin_chain' hotplug.folded"
+else
+	echo "# hotplug: SKIP: CPU 1 cannot go offline here"
+fi
+
 # Always-on: -a in windows, switched by SIGUSR2 (a timed window may outlast
 # its time while the emulated machine is slow). Each window is a complete
 # recording, and a deferred record goes to its sample's window, so each

@@ -600,6 +600,72 @@ static void t_reader_sample_id_pos(void **state)
 	ds_reader_close(rd);
 }
 
+/* Ids added after the header (record -a: a CPU came online): the records
+ * of the new ids belong to their attr once the writer is closed; a pipe
+ * writer cannot take them. */
+static void t_writer_add_ids(void **state)
+{
+	uint64_t id0 = 11, id1 = 22, more[2] = { 33, 44 }, rec[2];
+	struct perf_event_header h = { PERF_RECORD_SAMPLE, 0, 16 };
+	const struct perf_event_header *got;
+	struct ds_attr a[2];
+	struct ds_writer *w;
+	struct ds_reader *rd;
+	char buf[64];
+	int fds[2], n = 0;
+
+	(void)state;
+	memset(a, 0, sizeof(a));
+	for (int i = 0; i < 2; i++) {
+		a[i].sz = sizeof(a[i]);
+		a[i].attr.size = sizeof(a[i].attr);
+		a[i].attr.sample_type = TST_ST;
+		a[i].attr.sample_id_all = 1;
+		a[i].attr.type = PERF_TYPE_SOFTWARE;
+		a[i].attr.config = i ? PERF_COUNT_SW_PAGE_FAULTS : PERF_COUNT_SW_CPU_CLOCK;
+	}
+	a[0].ids = &id0;
+	a[0].nr_ids = 1;
+	a[1].ids = &id1;
+	a[1].nr_ids = 1;
+	assert_int_equal(ds_writer_open(&w, tpath("addids.data"), a, 2, NULL), 0);
+	assert_int_equal(ds_writer_add_ids(w, 2, more, 1), -EINVAL);
+	assert_int_equal(ds_writer_add_ids(w, 1, NULL, 1), -EINVAL);
+	assert_int_equal(ds_writer_add_ids(w, 1, more, 0), 0);
+	memcpy(rec, &h, 8);
+	rec[1] = 22;
+	assert_int_equal(ds_writer_write(w, (const void *)rec), 0);
+	assert_int_equal(ds_writer_add_ids(w, 1, more, 2), 0);
+	rec[1] = 44;
+	assert_int_equal(ds_writer_write(w, (const void *)rec), 0);
+	assert_int_equal(ds_writer_round(w), 0);
+	assert_int_equal(ds_writer_close(w, NULL), 0);
+
+	assert_int_equal(ds_reader_open(&rd, tpath("addids.data"), NULL), 0);
+	assert_int_equal(ds_reader_attr(rd, 1)->nr_ids, 3);
+	assert_string_equal(ds_attr_name(ds_reader_attr(rd, 1), buf, sizeof(buf)), "page-faults");
+	for (uint64_t id = 22; id <= 44; id += 11) {
+		rec[1] = id;
+		assert_int_equal(ds_reader_attr_index(rd, (const void *)rec), 1);
+	}
+	rec[1] = 11;
+	assert_int_equal(ds_reader_attr_index(rd, (const void *)rec), 0);
+	while (ds_reader_next(rd, &got) == 1)
+		n += got->type == PERF_RECORD_SAMPLE;
+	assert_int_equal(n, 2);	/* the data where it was */
+	ds_reader_close(rd);
+
+	assert_int_equal(pipe(fds), 0);
+	{
+		struct ds_writer_opts wo = { .sz = sizeof(wo), .pipe = true };
+
+		assert_int_equal(ds_writer_open_fd(&w, fds[1], a, 2, &wo), 0);
+		assert_int_equal(ds_writer_add_ids(w, 1, more, 1), -EOPNOTSUPP);
+		assert_int_equal(ds_writer_close(w, NULL), 0);
+	}
+	close(fds[0]);
+}
+
 static void write_bytes(const char *path, const void *b, size_t n)
 {
 	FILE *f = fopen(path, "wb");
@@ -2294,6 +2360,7 @@ int main(void)
 		cmocka_unit_test(t_pipe_mode),
 		cmocka_unit_test(t_reader_id_lookup),
 		cmocka_unit_test(t_reader_sample_id_pos),
+		cmocka_unit_test(t_writer_add_ids),
 		cmocka_unit_test(t_pipeline),
 		cmocka_unit_test(t_merge),
 		cmocka_unit_test(t_merge_backwards),
