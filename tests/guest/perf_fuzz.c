@@ -514,6 +514,31 @@ static void on_sigtrap(int sig)
 
 static void sysctl_restore(void);
 
+/* A task's state and where it waits (stat, wchan, kernel stack) on stdout:
+ * open(), read(), write() only, for the watchdog. */
+static void show_task(const char *what, pid_t pid, pid_t tid)
+{
+	static const char *const files[] = { "stat", "wchan", "stack" };
+	char path[96], out[1024];
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		ssize_t len;
+		int fd, n;
+
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/%s", (int)pid, (int)tid, files[f]);
+		fd = open(path, O_RDONLY);
+		len = fd < 0 ? -1 : read(fd, out, sizeof(out) - 1);
+		if (fd >= 0)
+			close(fd);
+		if (len <= 0)
+			continue;
+		n = snprintf(path, sizeof(path), "#   %s %d/%d %s: ", what, (int)pid, (int)tid, files[f]);
+		if (write(1, path, (size_t)n) < 0 || write(1, out, (size_t)len) < 0 ||
+		    (out[len - 1] != '\n' && write(1, "\n", 1) < 0))
+			return;
+	}
+}
+
 static void on_alarm(int sig)
 {
 	char buf[512];
@@ -531,6 +556,45 @@ static void on_alarm(int sig)
 		n = snprintf(buf, sizeof(buf), "#   %s\n", s);
 		if (write(1, buf, (size_t)n) < 0)
 			break;
+	}
+	/*
+	 * Where it is stuck, before anything is killed: each child's kernel
+	 * stack, and on the console the blocked tasks (a deadlock) and every
+	 * CPU's backtrace (a task spinning in the kernel). open(), read(),
+	 * write() only.
+	 */
+	for (int i = 0; i < MAX_CHILDREN; i++)
+		if (children[i] > 0)
+			show_task("child", children[i], children[i]);
+	{
+		/* this process's threads: getdents64, no allocation */
+		static char dents[4096];
+		int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+		long len;
+
+		while (dfd >= 0 && (len = syscall(SYS_getdents64, dfd, dents, sizeof(dents))) > 0) {
+			for (long off = 0; off < len;) {
+				const char *name = dents + off + 19;	/* d_ino, d_off, d_reclen, d_type */
+				unsigned short reclen;
+
+				memcpy(&reclen, dents + off + 16, sizeof(reclen));
+				if (name[0] >= '0' && name[0] <= '9')
+					show_task("thread", getpid(), atoi(name));
+				off += reclen;
+			}
+		}
+		if (dfd >= 0)
+			close(dfd);
+	}
+	for (const char *k = "wl"; *k; k++) {
+		int fd = open("/proc/sysrq-trigger", O_WRONLY);
+
+		if (fd >= 0) {
+			ssize_t done = write(fd, k, 1);
+
+			(void)done;	/* nothing more to do without it */
+			close(fd);
+		}
 	}
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
