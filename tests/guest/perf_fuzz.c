@@ -26,7 +26,8 @@
  * MODES, joined by '+': "v" (verbose replay, below), "pin" (below), "rexec"
  * (remove_on_exec also on events opened on our children, which exec: that
  * meets a race of perf core on stock kernels, so it is off by default; see
- * repro_exec_enable.c).
+ * repro_exec_enable.c), "sigtrap" (sigtrap on our own events: off by
+ * default, see no_sigtrap).
  *
  * "pin" first opens one event on every software event
  * type, on each preferred tracepoint (and a second probe on the raw syscall
@@ -157,6 +158,16 @@ static int pinned;
 static int child_rexec;
 /* DS_FUZZ_NO_DEFER=1: never set the defer bits (to tell our paths from others'). */
 static int no_defer;
+/*
+ * sigtrap on our own events: off unless asked for ("sigtrap"); drawn all the
+ * same, so that a seed replays either way. With it, seed 1796528263367335
+ * left the fast kernel livelocked in task_work (SIGTRAPs sent from
+ * perf_pending_task() over and over, other threads in the deferred unwind's
+ * task work), 4 runs of 4; without sigtrap, or without the defer bits, the
+ * same seed passes, as it does on Debian's stock 7.2 with sigtrap. Open:
+ * docs/kernel.md, "Limits".
+ */
+static int no_sigtrap = 1;
 
 static void count(enum kind k, long ret)
 {
@@ -828,6 +839,8 @@ static int random_attr(struct perf_event_attr *a, struct ev *e)
 	a->sigtrap = chance(&R, 4);
 	if (a->sigtrap && chance(&R, 90))
 		a->remove_on_exec = 1;
+	if (no_sigtrap)
+		a->sigtrap = 0;
 	ds_attr_set_flag(a, DS_ATTR_BIT_DEFER_CALLCHAIN, chance(&R, 70));
 	ds_attr_set_flag(a, DS_ATTR_BIT_DEFER_OUTPUT, chance(&R, 40));
 	if (!sane && chance(&R, 1))
@@ -1761,6 +1774,7 @@ int main(int argc, char **argv)
 		verbose = has_word(argv[3], "v");
 		pinned = has_word(argv[3], "pin");
 		child_rexec = has_word(argv[3], "rexec");
+		no_sigtrap = !has_word(argv[3], "sigtrap");
 	}
 	no_defer = getenv("DS_FUZZ_NO_DEFER") && atoi(getenv("DS_FUZZ_NO_DEFER"));
 	if (!seconds)
