@@ -66,7 +66,8 @@ if [ -w /sys/devices/system/cpu/cpu1/online ]; then
 	while ! grep -q 'cpu 1 came online' record-hotplug.log && [ $n -lt 100 ]; do
 		sleep 0.1; n=$((n + 1))
 	done
-	taskset -c 1 /tests/example_workload 1500 8388608 > /dev/null
+	# 1 MiB reads: 8 MiB ones leave the spin rounds few samples on the debug kernel
+	taskset -c 1 /tests/example_workload 2000 1048576 > /dev/null
 	kill -INT $rp
 	wait $rp
 	rc=$?
@@ -79,9 +80,14 @@ if [ -w /sys/devices/system/cpu/cpu1/online ]; then
 	cpu0=$(grep -c '^ *example_workloa.* \[000\] ' hotplug.script)
 	check "the workload's samples on CPU 1 after it came back ($cpu1; on CPU 0: $cpu0)" \
 		"[ ${cpu1:-0} -ge 20 ] && [ ${cpu0:-0} -eq 0 ]"
-	deferstack report -i hotplug.data --folded > hotplug.folded 2> /dev/null
+	deferstack report -i hotplug.data --folded > hotplug.folded 2> report-hotplug.log
+	sed 's/^/# /' report-hotplug.log
 	check "their stacks stitched: the read and spin chains" \
 		"grep -q '$read_chain' hotplug.folded && grep -q '$spin_chain' hotplug.folded"
+	# the workload's heaviest stacks, and its first sample on CPU 1
+	grep '^example_workloa' hotplug.folded | sort -t' ' -k2 -rn | head -3 | cut -c1-300 |
+		sed 's/^/#   /'
+	grep -m1 -A8 '^ *example_workloa.* \[001\] ' hotplug.script | sed 's/^/#   /'
 else
 	echo "# hotplug: SKIP: CPU 1 cannot go offline here"
 fi
