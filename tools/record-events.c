@@ -450,6 +450,15 @@ int open_events(struct rec *r)
 	return err;
 }
 
+static void unmap_ring(struct cpu_buf *b)
+{
+	if (b->map) {
+		ds_ring_destroy(&b->ring);
+		munmap(b->map, b->map_len);
+	}
+	b->map = NULL;
+}
+
 static void close_cpu(struct rec *r, struct cpu_buf *b)
 {
 	for (size_t k = b->fd_first; k < b->fd_end && k < r->nr_fds; k++) {
@@ -457,11 +466,7 @@ static void close_cpu(struct rec *r, struct cpu_buf *b)
 			close(r->fds[k]);
 		r->fds[k] = -1;
 	}
-	if (b->map) {
-		ds_ring_destroy(&b->ring);
-		munmap(b->map, b->map_len);
-	}
-	b->map = NULL;
+	unmap_ring(b);
 	b->fd = -1;
 	b->fd_first = b->fd_end = 0;
 }
@@ -503,6 +508,26 @@ static int reopen_cpu(struct rec *r, struct cpu_buf *b)
 	return 0;
 }
 
+static bool in_list(const int *v, int n, int cpu)
+{
+	for (int k = 0; k < n; k++)
+		if (v[k] == cpu)
+			return true;
+	return false;
+}
+
+int mark_offline(struct rec *r)
+{
+	int *on = NULL, n = online_cpus(&on);
+
+	if (n < 0)
+		return n;
+	for (size_t i = 0; i < r->nr_bufs; i++)
+		r->bufs[i].offline = !in_list(on, n, r->bufs[i].cpu);
+	free(on);
+	return 0;
+}
+
 int follow_cpus(struct rec *r)
 {
 	int *on = NULL, n = online_cpus(&on);
@@ -511,10 +536,8 @@ int follow_cpus(struct rec *r)
 		return n;
 	for (size_t i = 0; i < r->nr_bufs; i++) {
 		struct cpu_buf *b = &r->bufs[i];
-		bool online = false;
+		bool online = in_list(on, n, b->cpu);
 
-		for (int k = 0; k < n && !online; k++)
-			online = on[k] == b->cpu;
 		if (!online && !b->offline) {
 			/* detached by the kernel, never scheduled again */
 			close_cpu(r, b);
@@ -531,12 +554,8 @@ int follow_cpus(struct rec *r)
 
 void close_events(struct rec *r)
 {
-	for (size_t i = 0; i < r->nr_bufs; i++) {
-		if (r->bufs[i].map) {
-			ds_ring_destroy(&r->bufs[i].ring);
-			munmap(r->bufs[i].map, r->bufs[i].map_len);
-		}
-	}
+	for (size_t i = 0; i < r->nr_bufs; i++)
+		unmap_ring(&r->bufs[i]);
 	for (size_t i = 0; i < r->nr_fds; i++)
 		if (r->fds[i] >= 0)
 			close(r->fds[i]);

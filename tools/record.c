@@ -127,7 +127,7 @@ static void cleanup(struct rec *r)
 
 static int do_record(struct rec *r, const char *path, int argc, char **argv)
 {
-	int *cpus = NULL, *on = NULL, ncpu, non = 0, err = 0;
+	int *cpus = NULL, ncpu, err = 0;
 	double t0, last_progress, last_follow;
 	/* -a follows CPU hotplug, but in pipe mode, whose attrs went out first */
 	bool follow = r->o.all && strcmp(path, "-");
@@ -153,12 +153,8 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		signal(SIGUSR2, on_signal);
 	/* -a: a buffer for every present CPU, the offline ones opened later */
 	ncpu = follow ? present_cpus(&cpus) : online_cpus(&cpus);
-	if (ncpu >= 0 && follow)
-		non = online_cpus(&on);
-	if (ncpu < 0 || non < 0) {
-		free(cpus);
-		return ncpu < 0 ? ncpu : non;
-	}
+	if (ncpu < 0)
+		return ncpu;
 	r->bufs = calloc((size_t)ncpu, sizeof(*r->bufs));
 	r->ids = calloc(r->o.nr_ev + 1, sizeof(*r->ids));
 	pfd = calloc((size_t)ncpu, sizeof(*pfd));
@@ -170,10 +166,9 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 	for (int i = 0; i < ncpu; i++) {
 		r->bufs[i].cpu = cpus[i];
 		r->bufs[i].fd = -1;
-		r->bufs[i].offline = follow;
-		for (int k = 0; k < non; k++)
-			r->bufs[i].offline &= on[k] != cpus[i];
 	}
+	if (follow && (err = mark_offline(r)))
+		goto out;
 	if (r->o.cmd) {
 		err = start_child(r);
 		if (err) {
@@ -306,7 +301,6 @@ out:
 		waitpid(r->child, NULL, 0);
 	}
 	free(cpus);
-	free(on);
 	free(pfd);
 	return err;
 }

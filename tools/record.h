@@ -252,6 +252,8 @@ int probe_defer(bool user_only);
 int online_cpus(int **out);
 /* The same for the present CPUs (online or not: -a follows hotplug). */
 int present_cpus(int **out);
+/* -a: mark the buffers of the CPUs that are offline now: 0 or -errno. */
+int mark_offline(struct rec *r);
 /* -a: close the events of the CPUs that went offline (their rings read
  * first by the caller), open those of the CPUs that came online and add
  * their ids to the recording. 0 or -errno (a write error). */
