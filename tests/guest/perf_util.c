@@ -18,12 +18,16 @@
 
 #include "perf_util.h"
 
-void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns)
+long ds_period_scale(void)
 {
 	const char *scale = getenv("DS_PERIOD_SCALE");
 
-	if (scale && atoi(scale) > 1)
-		period_ns *= (uint64_t)atoi(scale);
+	return scale && atol(scale) > 1 ? atol(scale) : 1;
+}
+
+void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns)
+{
+	period_ns *= (uint64_t)ds_period_scale();
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
 	attr->type = PERF_TYPE_SOFTWARE;

@@ -16,9 +16,12 @@
 #include <sys/types.h>
 #include <time.h>
 
+/* $DS_PERIOD_SCALE, the harness's slowdown of the debug kernel: 1 at least. */
+long ds_period_scale(void);
+
 /*
  * cpu-clock sampling attr: IP|TID|TIME|CPU|CALLCHAIN, sample_id_all, disabled.
- * The period is multiplied by $DS_PERIOD_SCALE (slow debug kernels).
+ * The period is multiplied by ds_period_scale() (slow debug kernels).
  */
 void ds_attr_sampling(struct perf_event_attr *attr, uint64_t period_ns);
 

@@ -377,9 +377,7 @@ static void read_rounds(int fd, struct ranges rounds[MAX_ROUNDS])
  */
 static char *scaled_ms(char buf[16], long ms)
 {
-	const char *scale = getenv("DS_PERIOD_SCALE");
-
-	snprintf(buf, 16, "%ld", ms * (scale && atol(scale) > 1 ? atol(scale) : 1));
+	snprintf(buf, 16, "%ld", ms * ds_period_scale());
 	return buf;
 }
 

@@ -187,13 +187,18 @@ static int run_round(struct round *r, int n, struct ds_mmap *rings, int nr_rings
 	return 0;
 }
 
-static void *ts_pinned_thread(void *arg)
+static int pin_self(int cpu)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
-	CPU_SET((int)(long)arg, &set);
-	if (sched_setaffinity(0, sizeof(set), &set) == 0)
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *ts_pinned_thread(void *arg)
+{
+	if (pin_self((int)(long)arg) == 0)
 		ts_spin();
 	return NULL;
 }
@@ -257,15 +262,6 @@ static int inject(unsigned long start, unsigned long end)
 	if (ds_write_str("/sys/kernel/debug/failslab/require-end", v))
 		return -1;
 	return ds_write_str("/sys/kernel/debug/failslab/probability", "100");
-}
-
-static int pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 /*
