@@ -85,8 +85,7 @@ int main(void)
 	 * reads left the spin 1 sample of 322: read less there, so that both
 	 * chains are sampled.
 	 */
-	workload_run(1500, getenv("DS_PERIOD_SCALE") && atoi(getenv("DS_PERIOD_SCALE")) > 1 ?
-		     64 << 10 : 4 << 20, "/dev/zero", &ws);
+	workload_run(1500, ds_period_scale() > 1 ? 64 << 10 : 4 << 20, "/dev/zero", &ws);
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 	n = ds_mmap_drain(&ring, on_record, &c);
 

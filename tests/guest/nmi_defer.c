@@ -107,9 +107,7 @@ int main(int argc, char **argv)
 	 * slow debug kernel, so that the checks' work stays bounded (attr.config
 	 * is the interval in microseconds).
 	 */
-	const char *scale = getenv("DS_PERIOD_SCALE");
-
-	attr.config = 2000ULL * (scale && atoi(scale) > 1 ? (unsigned int)atoi(scale) : 1) *
+	attr.config = 2000ULL * (unsigned long long)ds_period_scale() *
 		      (secs > 20 ? secs / 20 : 1);
 	attr.sample_period = 1;
 	attr.exclude_hv = 0;	/* the test PMU takes no exclude bits */

@@ -1758,7 +1758,6 @@ int main(int argc, char **argv)
 	struct timespec t0, now;
 	struct sigaction sa;
 	struct rlimit rl = { 768UL << 20, 768UL << 20 };
-	const char *scale = getenv("DS_PERIOD_SCALE");
 	size_t cap = 256 << 10;
 	char *buf = malloc(cap);
 	int zero_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
@@ -1779,8 +1778,7 @@ int main(int argc, char **argv)
 	no_defer = getenv("DS_FUZZ_NO_DEFER") && atoi(getenv("DS_FUZZ_NO_DEFER"));
 	if (!seconds)
 		seconds = 1;
-	if (scale && atoi(scale) > 1)
-		period_scale = (unsigned int)atoi(scale);
+	period_scale = (unsigned int)ds_period_scale();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("# perf_fuzz: seed %llu, %u s, period scale %u%s (replay: perf_fuzz %u %llu v)\n",
 	       (unsigned long long)seed, seconds, period_scale,

@@ -978,8 +978,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	mainline = ds_kernel_is_mainline();
-	if (getenv("DS_PERIOD_SCALE") && atol(getenv("DS_PERIOD_SCALE")) > 1)
-		bound_scale = atol(getenv("DS_PERIOD_SCALE"));
+	bound_scale = ds_period_scale();
 	st = ds_symtab_load(SF_DIR "/sf_multi");
 	if (!st || set_max_stack("1024") || write_hostile(hostile)) {
 		printf("# setup failed: %s\n", strerror(errno));

@@ -363,8 +363,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	if (getenv("DS_PERIOD_SCALE"))
-		spin_ms *= (unsigned int)atoi(getenv("DS_PERIOD_SCALE"));
+	spin_ms *= (unsigned int)ds_period_scale();
 	for (int c = 0; c < ncpu; c++)
 		ioctl(fds[c], PERF_EVENT_IOC_ENABLE, 0);
 
