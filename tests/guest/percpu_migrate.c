@@ -5,6 +5,10 @@
  * it is inside one, we move it to CPU 1. The deferred record of a kernel entry
  * sampled on CPU 0 must come out in the CPU 1 buffer (the CPU where the task
  * returned to user space) and stitch to the workload's read chain.
+ * A last round disables both events while the child is inside read(), then
+ * moves it: the samples taken before still get their record, in the CPU 1
+ * buffer of the disabled event, as a sample's own buffer gets it when its
+ * event was disabled meanwhile.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -33,7 +37,7 @@ static void child(int go_fd, int ack_fd)
 	char *buf = malloc(64 << 20);
 	char c;
 
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < ROUNDS + 1; i++) {
 		ds_pin(0, 0);
 		if (read(go_fd, &c, 1) != 1)
 			exit(1);
@@ -56,6 +60,7 @@ int main(void)
 	struct perf_event_attr attr;
 	int go[2], ack[2], fds[NCPU], failed = 0, status;
 	long moved = 0, moved_stitched = 0, cross = 0;
+	long last_from, last_samples = 0, last_found = 0, last_in_cpu1 = 0;
 	pid_t pid;
 
 	if (!st || pipe(go) || pipe(ack))
@@ -95,11 +100,26 @@ int main(void)
 		for (int cpu = 0; cpu < NCPU; cpu++)
 			ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);
 	}
-	waitpid(pid, &status, 0);
-	for (int cpu = 0; cpu < NCPU; cpu++) {
-		ioctl(fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
-		ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);
+	/*
+	 * The last round: disabled, then moved, while it is inside read(). The
+	 * read takes 30 ms at least (fast kernel): 10 ms into it, it has been
+	 * sampled and has a while to go.
+	 */
+	last_from = col[0].n;
+	{
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		char c;
+
+		if (write(go[1], "g", 1) == 1 && read(ack[0], &c, 1) == 1) {
+			nanosleep(&ts, NULL);
+			for (int cpu = 0; cpu < NCPU; cpu++)
+				ioctl(fds[cpu], PERF_EVENT_IOC_DISABLE, 0);
+			ds_pin(pid, 1);
+		}
 	}
+	waitpid(pid, &status, 0);
+	for (int cpu = 0; cpu < NCPU; cpu++)
+		ds_mmap_drain(&ring[cpu], ds_collect_record, &col[cpu]);
 
 	/* Samples of the child on CPU 0 whose record is in the CPU 1 buffer. */
 	for (long i = 0; i < col[0].n; i++) {
@@ -126,6 +146,26 @@ int main(void)
 			moved_stitched += ds_chain_has_sequence(st, d->ips, d->nr, read_chain);
 		}
 	}
+	for (long i = last_from; i < col[0].n; i++) {
+		const struct ds_rec *s = &col[0].recs[i];
+		int found = 0;
+
+		if (s->deferred || s->tid != (uint32_t)pid || !s->cookie)
+			continue;
+		last_samples++;
+		for (int cpu = 0; cpu < NCPU && !found; cpu++) {
+			for (long j = 0; j < col[cpu].n; j++) {
+				const struct ds_rec *r = &col[cpu].recs[j];
+
+				if (r->deferred && r->tid == s->tid && r->cookie == s->cookie) {
+					found = 1;
+					last_in_cpu1 += cpu == 1;
+					break;
+				}
+			}
+		}
+		last_found += found;
+	}
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		struct ds_verdict v;
 
@@ -140,6 +180,10 @@ int main(void)
 	DS_CHECK(&failed, moved_stitched >= ROUNDS / 2,
 		 "and stitch to wl_syscall3<-wl_read_leaf<-wl_read_mid<-wl_read_top (%ld)", moved_stitched);
 	DS_CHECK(&failed, cross == 0, "never more than one record per cookie (%ld)", cross);
+	DS_CHECK(&failed, last_samples > 0 && last_found == last_samples && last_in_cpu1 > 0,
+		 "disabled while inside read(), then moved: every CPU 0 sample has its record "
+		 "(%ld of %ld, %ld in the disabled CPU 1 buffer)", last_found, last_samples,
+		 last_in_cpu1);
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		ds_mmap_close(&ring[cpu]);
 		close(fds[cpu]);
