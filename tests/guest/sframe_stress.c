@@ -423,15 +423,16 @@ static int check_ring(int *failed, const char *obj, long depth, bool hostile)
 			 "%s, %ld deep: %ld walks timed, the longest %ld us < %ld ms", obj, depth,
 			 t.walks_timed, t.walk_max_us, WALK_BOUND_MS * bound_scale);
 		/*
-		 * 500 frames deep, few hits land in the leaf: 15 to 55 on the
-		 * debug kernel, in 3 s as in 6 s (tried): 10 at least there.
+		 * Few hits land in the leaf on the debug kernel: 15 to 55 at
+		 * 500 frames deep, in 3 s as in 6 s (tried), and 17 once at 100
+		 * deep (135 on fast): 10 at least, at both depths.
 		 */
 		if (hostile)
 			DS_CHECK(failed, s1.objects_untrusted - s0.objects_untrusted >= 1,
 				 "hostile tables marked untrusted (%ld)",
 				 s1.objects_untrusted - s0.objects_untrusted);
 		else
-			DS_CHECK(failed, t.hits - t.early >= (depth > 100 ? 10 : 20) &&
+			DS_CHECK(failed, t.hits - t.early >= 10 &&
 				 (faults || t.whole == t.hits - t.early),
 				 "%ld deep through 48 copies: every record whole once the copies are indexed (%ld of %ld)",
 				 depth, t.whole, t.hits - t.early);
