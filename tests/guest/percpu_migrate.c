@@ -148,23 +148,17 @@ int main(void)
 	}
 	for (long i = last_from; i < col[0].n; i++) {
 		const struct ds_rec *s = &col[0].recs[i];
-		int found = 0;
+		long n;
 
 		if (s->deferred || s->tid != (uint32_t)pid || !s->cookie)
 			continue;
 		last_samples++;
-		for (int cpu = 0; cpu < NCPU && !found; cpu++) {
-			for (long j = 0; j < col[cpu].n; j++) {
-				const struct ds_rec *r = &col[cpu].recs[j];
-
-				if (r->deferred && r->tid == s->tid && r->cookie == s->cookie) {
-					found = 1;
-					last_in_cpu1 += cpu == 1;
-					break;
-				}
-			}
+		if (ds_find_record(&col[0], s->tid, s->cookie, &n)) {
+			last_found++;
+		} else if (ds_find_record(&col[1], s->tid, s->cookie, &n)) {
+			last_found++;
+			last_in_cpu1++;
 		}
-		last_found += found;
 	}
 	for (int cpu = 0; cpu < NCPU; cpu++) {
 		struct ds_verdict v;
