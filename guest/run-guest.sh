@@ -49,6 +49,8 @@ mkdir -p "$DS_BUILD/logs"
 # and suite can go at once (bench/emulator-compare.sh).
 log=$DS_BUILD/logs/$kernel-$suite${DS_RUN_TAG:+.$DS_RUN_TAG}.log
 disk=$DS_BUILD/logs/$kernel-$suite${DS_RUN_TAG:+.$DS_RUN_TAG}.disk
+# QEMU's -drive splits its value at commas: a suite of several tests has them.
+disk=${disk//,/_}
 drive=()
 if [ -n "$outdir" ]; then
 	truncate -s 0 "$disk" && truncate -s 256M "$disk"

@@ -24,7 +24,8 @@
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
 # DS_SKIP="kernel-clang guest-debug guest-ref fuzz perf7" skips stages (quick local runs);
-# guest-fast, guest-debug and guest-ref are the three suites of the guest-suites stage.
+# guest-fast, guest-debug and guest-ref are the three suites of the guest-suites stage;
+# guest-pprof (tests/pprof-two-boots.sh: two boots' windows merged) runs with them.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -81,16 +82,18 @@ stage config-compile "$root/tests/config-compile.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
 # The guest suites two at a time: each guest runs its two vCPUs on one TCG
 # thread (guest/run-guest.sh), so each takes one host CPU. The debug suite,
-# the longest, on one; the fast suite and then the reference's on the other.
+# the longest, on one; the fast suite, the reference's and the
+# two-boot pprof merge (guest-pprof) on the other.
 # Each suite's output is shown whole after both; any failing fails the stage.
 guest_suites() {
 	local k rc=0 run=() lane_a=() lane_b=() pa pb
-	for k in fast debug ref; do
+	for k in fast debug ref pprof; do
 		skipped "guest-$k" || run+=("$k")
 	done
 	# Every kernel (and the initramfs) before any boots: the builds take
 	# both CPUs, and two runs must not rebuild one file.
 	for k in "${run[@]}"; do
+		[ "$k" = pprof ] && k=fast
 		ds_guest_image "$k" >/dev/null || return 1
 	done
 	DS_INITRD=$("$root/guest/make-initramfs.sh") || return 1
@@ -102,8 +105,11 @@ guest_suites() {
 	lane() {
 		local k
 		for k in "$@"; do
-			if [ "$k" = ref ]; then guest ref ref; else guest "$k"; fi \
-				> "$DS_BUILD/logs/guest-$k.out" 2>&1
+			case $k in
+			ref) guest ref ref ;;
+			pprof) "$root/tests/pprof-two-boots.sh" ;;
+			*) guest "$k" ;;
+			esac > "$DS_BUILD/logs/guest-$k.out" 2>&1
 			echo $? > "$DS_BUILD/logs/guest-$k.rc"
 		done
 	}

@@ -1,0 +1,158 @@
+#!/bin/sh
+# record --switch-output in defer mode, on a kernel that defers: every
+# sample in exactly one window, every deferred record in its sample's window
+# (so each window stitches on its own), SIGHUP and SIGTERM in the middle of a
+# slow switch, and one pprof profile per window. tests/cli/check-windows.sh
+# and check-winrobust.sh check the same on the host, in classic mode only:
+# the host's kernel does not defer.
+#
+#   windows_defer.sh         the checks
+#   windows_defer.sh pprof [HOST]
+#                            only -a windows with --pprof-dir /out/pprof, for
+#                            tests/pprof-two-boots.sh (merges two boots), the
+#                            guest named HOST first (a machine of a fleet)
+mode=${1:-checks}
+wd=/tmp/windows_defer
+rm -rf "$wd"
+mkdir -p "$wd"
+cd "$wd" || exit 1
+fail=0
+check() {
+	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
+}
+# the windows of FILE, oldest first
+windows() { ls "$1".* 2> /dev/null | grep -E "^$1\.[0-9]{16}\$"; }
+nwin() { windows "$1" | wc -l; }
+# wait_windows FILE N: until N windows of FILE are open (a switch
+# synthesizes every process again: seconds on the debug kernel)
+wait_windows() {
+	i=0
+	while [ $i -lt 900 ] && [ "$(nwin "$1")" -lt "$2" ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+# num WORD: the figure before the first word starting with WORD on the
+# first line of stdin that has one (summary lines of record and report)
+num() {
+	awk -v w="$1" '{ for (i = 2; i <= NF; i++) if (index($i, w) == 1 && $(i - 1) ~ /^[0-9]+$/) {
+		print $(i - 1); exit } }'
+}
+# said WORD LOG: the recorder's "summary of all windows" figure
+said() { grep '^deferstack: summary of all windows:' "$2" | num "$1"; }
+# field WORD FILE: the figure of report's summary line
+field() { v=$(grep '^summary:' "$2" | num "$1"); echo "${v:-0}"; }
+# read_windows FILE: report of each window into W.folded / W.err; sums in
+# $samples $deferred $stitched $end (records not in the sample's window)
+# $unfinished (windows our report calls not finished) $unread
+read_windows() {
+	samples=0 deferred=0 stitched=0 end=0 unfinished=0 unread=0
+	for w in $(windows "$1"); do
+		deferstack report -i "$w" --folded > "$w.folded" 2> "$w.err" || unread=$((unread + 1))
+		grep -q 'not finished' "$w.err" && unfinished=$((unfinished + 1))
+		grep '^summary:' "$w.err" | sed "s|^|# $w: |"
+		samples=$((samples + $(field sample "$w.err")))
+		deferred=$((deferred + $(field deferred "$w.err")))
+		stitched=$((stitched + $(field stitched "$w.err")))
+		e=$(sed -n 's/^summary: .* end \([0-9][0-9]*\),.*/\1/p' "$w.err" | head -1)
+		end=$((end + ${e:-0}))
+	done
+}
+read_chain='wl_read_top;wl_read_mid;wl_read_leaf;wl_syscall3'
+spin_chain='wl_spin_top;wl_spin_mid;wl_spin_leaf'
+
+if [ "$mode" = pprof ]; then
+	# A few windows of the whole machine, each with its profile, for the
+	# host to merge with another boot's.
+	mkdir -p /out/pprof
+	[ -n "${2:-}" ] && echo "$2" > /proc/sys/kernel/hostname
+	/tests/example_workload 60000 1048576 > /dev/null &
+	wl=$!
+	deferstack record --mode defer -a -F 499 --switch-output --pprof-dir /out/pprof \
+		-o pp.data 2> pp.err &
+	rec=$!
+	for want in 1 2 3; do
+		wait_windows pp.data $want
+		sleep 2
+		if [ $want -lt 3 ]; then kill -USR2 $rec; else kill -INT $rec; fi
+	done
+	wait $rec
+	rc=$?
+	kill $wl 2> /dev/null
+	wait $wl 2> /dev/null
+	sed 's/^/# /' pp.err
+	n=$(ls /out/pprof/*.pb.gz 2> /dev/null | wc -l)
+	check "record -a --pprof-dir, two SIGUSR2 and a SIGINT: exit 0, 3 profiles ($n)" \
+		"[ $rc -eq 0 ] && [ $n -eq 3 ]"
+	exit $fail
+fi
+
+# --- per task, 1 s windows: each sample in one window, each window's
+# samples stitched by the deferred records in that same window
+deferstack record --mode defer -F 499 --switch-output=1s -o t.data -- \
+	/tests/example_workload 6000 1048576 > /dev/null 2> t.log
+rc=$?
+sed 's/^/# /' t.log
+check "per task, defer mode, 1 s windows: exit 0, $(nwin t.data) windows (>= 3)" \
+	"[ $rc -eq 0 ] && [ $(nwin t.data) -ge 3 ]"
+read_windows t.data
+s_said=$(said sample t.log)
+d_said=$(said deferred t.log)
+check "per task: every window read, none unfinished ($unread, $unfinished)" \
+	"[ $unread -eq 0 ] && [ $unfinished -eq 0 ]"
+check "per task: samples of all windows ($samples) = the recorder's (${s_said:-none})" \
+	"[ $samples -eq ${s_said:--1} ]"
+check "per task: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
+	"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
+# A record read after its window closed is written to that window, so no
+# window ends with a sample waiting for its record.
+check "per task: every deferred record in its sample's window ($end samples without, $stitched stitched)" \
+	"[ $end -eq 0 ] && [ $stitched -ge 100 ]"
+for w in $(windows t.data); do
+	deferstack script -i "$w" 2> /dev/null |
+		awk '/^[^\t]/ && NF { k = $2 " " $4; next } k != "" { print k, $1; k = "" }'
+done > t.keys
+check "per task: no sample in two windows ($(wc -l < t.keys) listed, $samples counted)" \
+	"[ -z \"\$(sort t.keys | uniq -d)\" ] && [ $(wc -l < t.keys) -eq $samples ]"
+check "per task: the windows together have the stitched read and spin chains" \
+	"cat t.data.*.folded | grep -q '$read_chain' && cat t.data.*.folded | grep -q '$spin_chain'"
+
+# --- system-wide, signals as a service manager sends them, each switch
+# made slow (1 s) by the test hook: SIGHUP starts a window, SIGTERM in the
+# middle of the second switch closes the last one; each window whole
+/tests/example_workload 60000 1048576 > /dev/null &
+wl=$!
+DEFERSTACK_TEST_SWITCH_DELAY=1 deferstack record --mode defer -a -F 499 --switch-output \
+	-o sig.data 2> sig.log &
+rec=$!
+wait_windows sig.data 1
+sleep 1
+kill -HUP $rec
+wait_windows sig.data 2
+sleep 2
+kill -HUP $rec
+sleep 0.4
+kill -TERM $rec
+wait $rec
+rc=$?
+kill $wl 2> /dev/null
+wait $wl 2> /dev/null
+sed 's/^/# /' sig.log
+read_windows sig.data
+s_said=$(said sample sig.log)
+d_said=$(said deferred sig.log)
+check "-a, SIGHUP, SIGHUP, SIGTERM mid-switch: exit 0, 3 windows ($(nwin sig.data)), each read, none unfinished" \
+	"[ $rc -eq 0 ] && [ $(nwin sig.data) -eq 3 ] && [ $unread -eq 0 ] && [ $unfinished -eq 0 ]"
+check "-a: samples of all windows ($samples) = the recorder's (${s_said:-none})" \
+	"[ $samples -eq ${s_said:--1} ]"
+check "-a: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
+	"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
+# -a: a task sampled just before a switch may return to user space only
+# after the old window's wait (1 s): a few may miss their record.
+check "-a: few samples without their record at a boundary ($end of $stitched stitched)" \
+	"[ $stitched -ge 100 ] && [ $((end * 20)) -le $stitched ]"
+check "-a: the windows together have the stitched read and spin chains" \
+	"cat sig.data.*.folded | grep -q '$read_chain' && cat sig.data.*.folded | grep -q '$spin_chain'"
+
+[ $fail -eq 0 ] && echo "# windows_defer: all checks passed"
+exit $fail
