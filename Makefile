@@ -1,5 +1,6 @@
 # deferstack user space: library, CLI, tests, fuzz target, benchmark.
 # Outputs go to out/.  Targets: all static dyn check fuzz bench bench-file bench-real
+# bench-always-on
 # install deb clean
 CC      ?= cc
 CLANG   ?= clang
@@ -35,7 +36,7 @@ CLI_SRC := tools/deferstack.c tools/pipeline.c tools/record.c tools/record-event
            tools/record-opts.c tools/record-windows.c tools/record-pprof.c \
            tools/record-evparse.c \
            tools/record-tracing.c tools/record-drain.c \
-           tools/record-synth.c tools/report.c tools/report-opts.c tools/script.c tools/convert.c \
+           tools/record-synth.c tools/record-maps.c tools/report.c tools/report-opts.c tools/script.c tools/convert.c \
            tools/stitch-file.c tools/util.c tools/sidedata.c tools/tab.c
 CLI_HDR := tools/cli.h tools/record.h tools/tab.h
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -49,7 +50,7 @@ SO      := $(OUT)/$(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst .
 # default; the Debian package installs the one linked with libdeferstack.so.1
 INSTALL_CLI ?= $(OUT)/deferstack
 
-.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-all install clean
+.PHONY: all static dyn deb check unit golden cli-tests e2e fuzz bench bench-file bench-real bench-always-on bench-all install clean
 
 all: $(OUT)/libdeferstack.a $(OUT)/deferstack $(SO)
 
@@ -155,8 +156,13 @@ bench-file: $(OUT)/deferstack $(OUT)/bench/mkbench
 bench-real: $(OUT)/deferstack $(OUT)/bench/symscale
 	bench/real-bench.sh
 
+# ---- bench-always-on: the whole guest at 99 Hz, deferstack record -a in
+# windows against perf 7.x --switch-output (bench/RESULTS-always-on.md)
+bench-always-on:
+	bench/always-on.sh
+
 # ---- bench-all: every benchmark (guest cost on both kernels, perf 7.x,
-# the file benchmark) into bench/RESULTS.md; figures only
+# the file benchmark, always-on) into bench/RESULTS.md; figures only
 bench-all: $(OUT)/deferstack $(OUT)/bench/mkbench
 	bench/run-all.sh
 

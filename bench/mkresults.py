@@ -517,6 +517,15 @@ if os.path.exists(fb):
         w("- %s" % r)
     w("")
 
+# Always-on profiling (bench/always-on.sh, step 5 of run-all.sh): its own
+# file, put here next to the one-shot rows.
+aon = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-always-on.md")
+if os.path.exists(aon):
+    w("## Always-on: the whole machine at 99 Hz in windows, against perf 7.x --switch-output")
+    w("")
+    w(open(aon).read().rstrip("\n"))
+    w("")
+
 notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "RESULTS-notes.md")
 if os.path.exists(notes):
     w(open(notes).read().rstrip("\n"))

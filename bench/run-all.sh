@@ -23,12 +23,15 @@
 #     frame-pointer walk of code built without frame pointers, labelled so);
 #  3. bench/file-bench.sh on the 1 M-sample deferred file (perf script and
 #     perf report of perf 7.x against deferstack report --folded / script);
-#  4. bench/mkresults.py turns the logs into bench/RESULTS.md.
+#  4. bench/always-on.sh: deferstack record -a in windows against perf 7.x
+#     --switch-output, the whole guest at 99 Hz (bench/RESULTS-always-on.md);
+#  5. bench/mkresults.py turns the logs into bench/RESULTS.md.
 #
 # env: BENCH_REPS (7), BENCH_ICOUNT_SHIFT (0: 1 ns per guest instruction),
 #      BENCH_SF_CALLS (3000: system calls per sframe-bench run),
 #      BENCH_KERNELS ("fast ref"), BENCH_PROFILE ("short,deep,cpu,offcpu"; "-": none),
-#      BENCH_FILE (1: run step 3), BENCH_OUT (build/bench-all),
+#      BENCH_FILE (1: run step 3), BENCH_ALWAYS_ON (1: run step 4),
+#      BENCH_OUT (build/bench-all),
 #      BENCH_RESULTS (bench/RESULTS.md),
 #      BENCH_LOCK (a file: each heavy step runs under flock on it, for
 #      machines shared with other builds)
@@ -67,7 +70,7 @@ rm -f "$out"/*.log "$out"/*.out "$out/meta"
 	echo "profile=$profile"
 } > "$out/meta"
 
-progress "1/4 kernels and perf 7.x"
+progress "1/5 kernels and perf 7.x"
 heavy "$root/guest/build-kernel.sh" fast > /dev/null || ds_die "our kernel did not build"
 "$root/guest/fetch-reference.sh" > /dev/null || ds_die "no reference kernel"
 echo "ref_version=$(cat "$DS_BUILD/ref/version" 2>/dev/null)" >> "$out/meta"
@@ -100,7 +103,7 @@ boot() {
 	fi
 }
 
-progress "2/4 guest runs: ${kernels[*]}, $reps repetitions each"
+progress "2/5 guest runs: ${kernels[*]}, $reps repetitions each"
 for k in "${kernels[@]}"; do
 	boot "$k-icount" "$k" "cost-bench.sh:$reps:1:$profile" \
 		DS_QEMU_ICOUNT="$shift_n" DS_INITRD_EXTRA="$perf7"
@@ -109,16 +112,24 @@ for k in "${kernels[@]}"; do
 done
 
 if [ "${BENCH_FILE:-1}" = 1 ]; then
-	progress "3/4 stitcher against perf 7.x on the 1 M-sample deferred file"
+	progress "3/5 stitcher against perf 7.x on the 1 M-sample deferred file"
 	heavy env BENCH_KINDS=deferred BENCH_PERF_REPORT=1 "$root/bench/file-bench.sh" \
 		> "$out/file-bench.out" 2>&1
 	grep -q 'ds-report-folded-deferred' "$out/file-bench.out" ||
 		{ progress "file benchmark BROKEN"; tail -5 "$out/file-bench.out" >&2; broken=1; }
 else
-	progress "3/4 file benchmark skipped (BENCH_FILE=0)"
+	progress "3/5 file benchmark skipped (BENCH_FILE=0)"
 fi
 
-progress "4/4 writing $results"
+if [ "${BENCH_ALWAYS_ON:-1}" = 1 ]; then
+	progress "4/5 always-on: deferstack record -a in windows against perf 7.x --switch-output"
+	heavy env BENCH_OUT="$out" "$root/bench/always-on.sh" > "$out/always-on.out" 2>&1 ||
+		{ progress "always-on benchmark BROKEN"; tail -5 "$out/always-on.out" >&2; broken=1; }
+else
+	progress "4/5 always-on skipped (BENCH_ALWAYS_ON=0)"
+fi
+
+progress "5/5 writing $results"
 python3 "$root/bench/mkresults.py" "$out" > "$results.new" &&
 	mv "$results.new" "$results" || { progress "mkresults failed"; broken=1; }
 progress "done in $(( $(date +%s) - t_start ))s$([ $broken -ne 0 ] && echo ', with BROKEN benchmarks')"

@@ -133,7 +133,14 @@ int write_rec(struct rec *r, const struct perf_event_header *h)
 	switch (h->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
-		if (note_object(r, h) || side_note_mmap(&r->side, h, SAMPLE_TYPE))
+		if (note_object(r, h) || side_note_mmap(&r->side, h, SAMPLE_TYPE) ||
+		    maps_note(r, h))
+			return -ENOMEM;
+		break;
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		if (maps_note(r, h))
 			return -ENOMEM;
 		break;
 	case PERF_RECORD_SAMPLE:

@@ -110,8 +110,8 @@ static int synth_comm(struct rec *r, pid_t pid, pid_t tid, const char *comm)
 	return write_rec(r, &ev.h);
 }
 
-static int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end,
-		      uint64_t pgoff, const char *path, bool kernel)
+int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+	       const char *path, bool kernel)
 {
 	uint8_t buf[4096 + 128];
 	struct perf_event_header h;
@@ -182,6 +182,14 @@ int synth_process(struct rec *r, pid_t pid)
 	closedir(d);
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "r");
+	if (!f && !err && (errno == EACCES || errno == EPERM)) {
+		/* another user's, without CAP_SYS_PTRACE: what the recording
+		 * saw of it (tools/record-maps.c) */
+		bool found;
+
+		err = maps_synth(r, pid, &found);
+		r->maps_unread += !found;
+	}
 	if (!f)
 		return err;
 	while (!err && fgets(line, sizeof(line), f)) {

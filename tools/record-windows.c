@@ -192,7 +192,15 @@ int window_open(struct rec *r)
 		if (!err)
 			err = synth_tree(r, r->o.cmd ? r->child : r->o.pid);
 	} else {
+		r->maps_unread = 0;
 		err = synth_start(r, false);
+		if (!err && r->maps_unread && !r->maps_said) {
+			r->maps_said = true;
+			die_msg("note: the maps of %lu process%s of other users cannot be read "
+				"(CAP_SYS_PTRACE): their frames stay unnamed until they exec; "
+				"the maps of processes started from now on are carried from "
+				"window to window", r->maps_unread, r->maps_unread == 1 ? "" : "es");
+		}
 	}
 	/* SIZE counts what the rings bring, not the maps synthesized here */
 	r->win_bytes0 = r->bytes;

@@ -122,6 +122,7 @@ static void cleanup(struct rec *r)
 		free(r->objs.s[i].val);
 	tab_free(&r->objs);
 	tab_free(&r->kips);
+	maps_free(r);
 	free(r->side.pids);
 }
 

@@ -103,6 +103,13 @@ struct rec {
 	bool reaped;		/* status below is the command's */
 	int status;
 	struct tab objs;	/* paths of the mapped files (char *), by hash */
+	/* --switch-output: each process's executable mappings as recorded
+	 * (pid -> struct pmaps, tools/record-maps.c), their paths interned;
+	 * processes whose maps neither /proc nor these gave, and whether
+	 * that was said */
+	struct tab maps, maps_paths;
+	unsigned long maps_unread;
+	bool maps_said;
 	struct tab kips;	/* sampled kernel addresses (a set) */
 	/* --switch-output (tools/record-windows.c): the current window,
 	 * objs, kips and side hold its own objects and addresses */
@@ -295,6 +302,15 @@ int spool_replay(struct rec *r);
 /* The side records of a new file: the kernel's MMAP, the target's
  * processes (every process with -a or all). */
 int synth_start(struct rec *r, bool all);
+/* One MMAP (kernel) or MMAP2 record of [start, end) at pgoff of path. */
+int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+	       const char *path, bool kernel);
+/* tools/record-maps.c: note what a record written says of a process's
+ * mappings (MMAP, COMM exec, FORK, EXIT; windows only); synthesize the
+ * mappings noted for pid (*found: there were some); free them all. */
+int maps_note(struct rec *r, const struct perf_event_header *h);
+int maps_synth(struct rec *r, pid_t pid, bool *found);
+void maps_free(struct rec *r);
 /* The kernel MMAP record perf needs (nothing if _text is hidden). */
 int synth_kernel(struct rec *r);
 /* COMM and executable mappings of an existing process / of all. */

@@ -66,7 +66,7 @@ if [ "$mode" = pprof ]; then
 	# host to merge with another boot's.
 	mkdir -p /out/pprof
 	[ -n "${2:-}" ] && echo "$2" > /proc/sys/kernel/hostname
-	/tests/example_workload 60000 1048576 > /dev/null &
+	/tests/example_workload 60000 8388608 > /dev/null &
 	wl=$!
 	deferstack record --mode defer -a -F 499 --switch-output --pprof-dir /out/pprof \
 		-o pp.data 2> pp.err &
@@ -89,8 +89,10 @@ fi
 
 # --- per task, 1 s windows: each sample in one window, each window's
 # samples stitched by the deferred records in that same window
+# A switch saves the window's kernel symbols and build-ids: seconds on the
+# debug kernel, hence the workload's time scaled by the kernel's slowness.
 deferstack record --mode defer -F 499 --switch-output=1s -o t.data -- \
-	/tests/example_workload 6000 1048576 > /dev/null 2> t.log
+	/tests/example_workload $((6000 * ${DS_PERIOD_SCALE:-1})) 8388608 > /dev/null 2> t.log
 rc=$?
 sed 's/^/# /' t.log
 check "per task, defer mode, 1 s windows: exit 0, $(nwin t.data) windows (>= 3)" \
@@ -105,9 +107,11 @@ check "per task: samples of all windows ($samples) = the recorder's (${s_said:-n
 check "per task: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
 	"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
 # A record read after its window closed is written to that window, so no
-# window ends with a sample waiting for its record.
-check "per task: every deferred record in its sample's window ($end samples without, $stitched stitched)" \
-	"[ $end -eq 0 ] && [ $stitched -ge 100 ]"
+# window ends with a sample waiting for its record, unless the task stays
+# in the kernel longer than the old window waits for it (1 s): a few 8 MiB
+# reads on the debug kernel do.
+check "per task: the deferred records in their sample's window ($end samples without, $stitched stitched)" \
+	"[ $stitched -ge 100 ] && [ $((end * 100)) -le $stitched ]"
 for w in $(windows t.data); do
 	deferstack script -i "$w" 2> /dev/null |
 		awk '/^[^\t]/ && NF { k = $2 " " $4; next } k != "" { print k, $1; k = "" }'
@@ -120,7 +124,7 @@ check "per task: the windows together have the stitched read and spin chains" \
 # --- system-wide, signals as a service manager sends them, each switch
 # made slow (1 s) by the test hook: SIGHUP starts a window, SIGTERM in the
 # middle of the second switch closes the last one; each window whole
-/tests/example_workload 60000 1048576 > /dev/null &
+/tests/example_workload 60000 8388608 > /dev/null &
 wl=$!
 DEFERSTACK_TEST_SWITCH_DELAY=1 deferstack record --mode defer -a -F 499 --switch-output \
 	-o sig.data 2> sig.log &
@@ -128,8 +132,15 @@ rec=$!
 wait_windows sig.data 1
 sleep 1
 kill -HUP $rec
+# the second SIGHUP once the first switch is over (the recorder says it
+# closed the first window): one that comes during a switch is that switch
+i=0
+while [ $i -lt 1200 ] && [ "$(grep -c '^deferstack: window ' sig.log)" -lt 1 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 wait_windows sig.data 2
-sleep 2
+sleep 1
 kill -HUP $rec
 sleep 0.4
 kill -TERM $rec
@@ -153,6 +164,46 @@ check "-a: few samples without their record at a boundary ($end of $stitched sti
 	"[ $stitched -ge 100 ] && [ $((end * 20)) -le $stitched ]"
 check "-a: the windows together have the stitched read and spin chains" \
 	"cat sig.data.*.folded | grep -q '$read_chain' && cat sig.data.*.folded | grep -q '$spin_chain'"
+
+# --- as deferstack-profiler.service runs it: user nobody, CAP_PERFMON
+# only (tests/guest/as_service.c), its command with the unit's defaults.
+# Two programs of root's: cost_bench started before the recorder, whose
+# maps it may not read (no CAP_SYS_PTRACE): unnamed, said; the example
+# workload started once the first window is open: named in every window,
+# the later ones from the maps the recording saw (tools/record-maps.c).
+svc=$wd/svc
+mkdir -p $svc && chmod 777 $svc
+/tests/cost_bench cpu none 100000 > /dev/null &
+early=$!
+/tests/as_service deferstack record -a -F 99 -e cpu-clock --switch-output --keep 60 \
+	--pprof-dir $svc/pprof -o $svc/w.data 2> svc.log &
+rec=$!
+wait_windows $svc/w.data 1
+sleep 1
+/tests/example_workload 60000 8388608 > /dev/null &
+wl=$!
+sleep 2
+kill -USR2 $rec
+wait_windows $svc/w.data 2
+sleep 2
+kill -TERM $rec
+wait $rec
+rc=$?
+kill $wl $early 2> /dev/null
+wait $wl $early 2> /dev/null
+sed 's/^/# /' svc.log
+read_windows $svc/w.data
+check "as the service (nobody, CAP_PERFMON): exit 0, 2 windows, each read, their pprof" \
+	"[ $rc -eq 0 ] && [ $(nwin $svc/w.data) -eq 2 ] && [ $unread -eq 0 ] && [ $(ls $svc/pprof | wc -l) -eq 2 ]"
+for w in $(windows $svc/w.data); do
+	echo "# $w: the later workload's spin chain in $(grep -c "$spin_chain" "$w.folded") stacks," \
+		"the earlier cost_bench's bench_root in $(grep -c bench_root "$w.folded")," \
+		"$([ -e "$w.kallsyms" ] && echo "kernel symbols saved" || echo "no kernel symbols saved")"
+done
+check "as the service: a process of root's started after it named in both windows" \
+	"( for w in $(windows $svc/w.data | tr '\n' ' '); do grep -q '$spin_chain' \$w.folded || exit 1; done )"
+check "as the service: the processes whose maps it cannot read said once" \
+	"[ \$(grep -c '^deferstack: note: the maps of [0-9]* process.* of other users cannot be read' svc.log) -eq 1 ]"
 
 [ $fail -eq 0 ] && echo "# windows_defer: all checks passed"
 exit $fail
