@@ -300,7 +300,7 @@ int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 
 struct ksym {
 	uint64_t addr;
-	size_t line;	/* index in the file */
+	size_t off, len;	/* its line in the kept text */
 	bool keep;
 };
 
@@ -310,14 +310,45 @@ static int cmp_ksym(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
+	return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static int cmp_line(const void *a, const void *b)
+static int cmp_off(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	return x->line < y->line ? -1 : x->line > y->line;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* "ADDR T NAME..." of /proc/kallsyms: the address and the type, or false. */
+static bool ksym_line(const char *l, uint64_t *addr, char *type, const char **name)
+{
+	uint64_t a = 0;
+	const char *p = l;
+
+	for (;; p++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' :
+			*p >= 'a' && *p <= 'f' ? *p - 'a' + 10 :
+			*p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : -1;
+
+		if (d < 0)
+			break;
+		a = a << 4 | (uint64_t)d;
+	}
+	if (p == l || p[0] != ' ' || !p[1] || p[2] != ' ')
+		return false;
+	*addr = a;
+	*type = p[1];
+	*name = p + 3;
+	return true;
+}
+
+static bool is_name(const char *name, const char *want)
+{
+	size_t n = strlen(want);
+
+	return !strncmp(name, want, n) && (name[n] == '\n' || name[n] == 0 ||
+					    name[n] == ' ' || name[n] == '\t');
 }
 
 /*
@@ -325,17 +356,21 @@ static int cmp_line(const void *a, const void *b)
  * addresses (for each, every text symbol at the greatest start at or
  * below it, as the report looks them up) plus _text/_stext, in
  * /proc/kallsyms' order: a few KB instead of a 5 MB copy per recording.
- * Written at the end of the recording (when OUT is a regular file); a
- * recorder that is killed leaves none, and report falls back to
- * /proc/kallsyms.  0, or -errno of a failed write (reported).
+ * Written at the end of the recording or window (when OUT is a regular
+ * file); a recorder that is killed leaves none, and report falls back to
+ * /proc/kallsyms.  One read of /proc/kallsyms (the kernel formats every
+ * line of it: most of a window switch's time), its text lines kept in
+ * memory meanwhile.  0, or -errno of a failed write (reported).
  */
 int save_kallsyms(struct rec *r, const char *out)
 {
-	char path[4096], line[512];
+	char path[4096], *line = NULL;
 	struct ksym *v = NULL;
-	size_t n = 0, cap = 0, nl = 0;
+	char *text = NULL;
+	size_t n = 0, cap = 0, tlen = 0, tcap = 0, nl = 0, lcap = 0;
+	ssize_t got;
 	FILE *in, *o;
-	bool nonzero = false;
+	bool nonzero = false, sorted = true;
 	int err = 0;
 
 	if (is_special(out))
@@ -345,32 +380,37 @@ int save_kallsyms(struct rec *r, const char *out)
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
-	/* pass 1: the text symbols (and _text, _stext), sorted by address */
-	while (fgets(line, sizeof(line), in)) {
-		unsigned long long a;
-		char t, name[256];
+	/* the text symbols (and _text, _stext) with their lines */
+	while ((got = getline(&line, &lcap, in)) > 0) {
+		size_t len = (size_t)got;
+		const char *name;
+		uint64_t a;
+		char t;
 
-		if (sscanf(line, "%llx %c %255s", &a, &t, name) != 3)
-			goto next;
-		nonzero |= a != 0;
-		if (t == 't' || t == 'T' || t == 'w' || t == 'W' || !strcmp(name, "_text") ||
-		    !strcmp(name, "_stext")) {
-			if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
-				err = -ENOMEM;
-				break;
+		if (ksym_line(line, &a, &t, &name)) {
+			bool edge = is_name(name, "_text") || is_name(name, "_stext");
+
+			nonzero |= a != 0;
+			if (t == 't' || t == 'T' || t == 'w' || t == 'W' || edge) {
+				if (cli_grow(&v, &cap, n + 1, sizeof(*v)) ||
+				    cli_grow(&text, &tcap, tlen + len, 1)) {
+					err = -ENOMEM;
+					break;
+				}
+				memcpy(text + tlen, line, len);
+				sorted &= !n || v[n - 1].addr <= a;
+				v[n++] = (struct ksym){ a, tlen, len, edge };
+				tlen += len;
 			}
-			v[n].addr = a;
-			v[n].line = nl;
-			v[n].keep = !strcmp(name, "_text") || !strcmp(name, "_stext");
-			n++;
 		}
-next:
-		if (strchr(line, '\n') && ++nl % 1024 == 0)
+		if (++nl % 1024 == 0)
 			switch_drain(r);	/* a window switch: the rings too */
 	}
+	free(line);
+	fclose(in);
 	if (err || !nonzero) {
-		fclose(in);
 		free(v);
+		free(text);
 		if (err)
 			die_msg("cannot save kernel symbols: %s", strerror(-err));
 		else if (!r->o.user_only)	/* no kernel frames anyway */
@@ -378,7 +418,8 @@ next:
 				"kernel frames will not be symbolized");
 		return err;
 	}
-	if (n)
+	/* by address (most of the file already is), the line order kept */
+	if (!sorted)
 		qsort(v, n, sizeof(*v), cmp_ksym);
 	/* every sampled kernel address keeps the symbols at its start */
 	for (size_t i = 0; i < r->kips.cap; i++) {
@@ -398,34 +439,25 @@ next:
 		for (size_t k = lo; k-- > 0 && v[k].addr == v[lo - 1].addr;)
 			v[k].keep = true;
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_line);
-	/* pass 2: copy the kept lines */
+	if (!sorted)
+		qsort(v, n, sizeof(*v), cmp_off);
 	o = fopen(path, "w");
 	if (!o) {
 		err = -errno;
-		fclose(in);
 		free(v);
+		free(text);
 		die_msg("cannot create %s: %s", path, strerror(-err));
 		return err;
 	}
-	rewind(in);
-	nl = 0;
-	for (size_t k = 0; fgets(line, sizeof(line), in);) {
-		while (k < n && v[k].line < nl)
-			k++;
-		if (k < n && v[k].line == nl && v[k].keep) {
-			errno = 0;
-			if (fputs(line, o) == EOF) {
-				err = errno ? -errno : -EIO;
-				break;
-			}
-		}
-		if (strchr(line, '\n') && ++nl % 1024 == 0)
-			switch_drain(r);
+	for (size_t k = 0; k < n && !err; k++) {
+		if (!v[k].keep)
+			continue;
+		errno = 0;
+		if (fwrite(text + v[k].off, 1, v[k].len, o) != v[k].len)
+			err = errno ? -errno : -EIO;
 	}
-	fclose(in);
 	free(v);
+	free(text);
 	if (!err)
 		err = cli_stream_err(o);
 	errno = 0;

@@ -36,8 +36,8 @@ d=/tmp/aon
 mkdir -p $d
 hz=$(getconf CLK_TCK 2> /dev/null || echo 100)
 
-# utime + stime ticks of PID
-pticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2> /dev/null || echo 0; }
+# utime + stime ticks of PID and its children waited for (the pprof writer)
+pticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$1/stat" 2> /dev/null || echo 0; }
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status" 2> /dev/null; }
 # CLOCK_MONOTONIC in ns (/proc/uptime has 10 ms steps)
 now_ns() { awk '/^now at/ { print $3; exit }' /proc/timer_list; }
