@@ -125,10 +125,11 @@ for t in ("deferstack", "perf7"):
     r = sw.get(t)
     if not r:
         continue
-    per = int(r["rec_ticks"]) / int(r["hz"]) / max(int(r["switches"]), 1)
+    done = int(r.get("done", r["switches"]))
+    per = int(r["rec_ticks"]) / int(r["hz"]) / max(done, 1)
     s = steady.get(t)
     f = lambda wsec: "%.2f %%" % ((s + per / (2 * wsec)) * 100) if s is not None else "–"
-    w("| %s | %s | %.0f ms | %s | %s | %s |" % (name[t], r["switches"], per * 1e3,
+    w("| %s | %s | %.0f ms | %s | %s | %s |" % (name[t], done, per * 1e3,
                                                r.get("processes", "?"), f(10), f(60)))
 w("")
 w("Memory: %s windows by SIGUSR2 in a plain boot, churn running (a process and a "
@@ -139,7 +140,7 @@ w("|---|---:|---:|---:|---:|")
 for t in ("deferstack", "perf7"):
     r = mem.get(t)
     if r:
-        w("| %s | %s | %s | %s | %s |" % (name[t], r["windows"], r["rss_start_kb"], r["rss_kb"],
+        w("| %s | %s | %s | %s | %s |" % (name[t], r.get("done", r["windows"]), r["rss_start_kb"], r["rss_kb"],
                                           r["hwm_kb"]))
 open(results, "w").write("\n".join(o) + "\n")
 print("\n".join(o))

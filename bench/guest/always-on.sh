@@ -93,7 +93,7 @@ start() {
 	kill -0 $rec 2> /dev/null
 }
 # closed windows so far: deferstack's "window" lines, perf's "Dump" lines
-switched() { cat "$d/$1/err" "$d/$1/out" 2> /dev/null | grep -c '^deferstack: window \|Dump '; }
+switched() { cat "$d/$1/err" "$d/$1/out" 2> /dev/null | grep -c -e '^deferstack: window ' -e 'Dump '; }
 # switch TOOL N: N switches by SIGUSR2, each once the one before is done
 switch_n() {
 	n=0
@@ -106,6 +106,7 @@ switch_n() {
 			j=$((j + 1))
 		done
 	done
+	done_sw=$(switched "$1")
 }
 stop() {
 	kill -INT $rec
@@ -164,7 +165,7 @@ cost)
 			switch_n $t "$nsw"
 			t1=$(now_ns)
 			p1=$(pticks $rec)
-			echo "aonsw: tool=$t switches=$n ns=$((t1 - t0)) rec_ticks=$((p1 - p0)) hz=$hz" \
+			echo "aonsw: tool=$t switches=$n done=$done_sw ns=$((t1 - t0)) rec_ticks=$((p1 - p0)) hz=$hz" \
 				"processes=$(ls -d /proc/[0-9]* | wc -l)"
 			stop $t
 		else
@@ -188,9 +189,10 @@ mem)
 			t1=$(now_ns)
 			rss=$(status_kb $rec VmRSS)
 			hwm=$(status_kb $rec VmHWM)
-			echo "aonmem: tool=$t windows=$n ns=$((t1 - t0)) rss_start_kb=${rss1:-0}" \
+			echo "aonmem: tool=$t windows=$n done=$done_sw ns=$((t1 - t0)) rss_start_kb=${rss1:-0}" \
 				"rss_kb=${rss:-0} hwm_kb=${hwm:-0}"
 			ls -l "$d/$t" | sed "s/^/#   $t: /"
+			tail -3 "$d/$t/err" | sed "s/^/#   $t: /"
 			stop $t
 		else
 			echo "# FAIL: $t did not start"
