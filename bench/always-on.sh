@@ -6,13 +6,15 @@
 #   1. under QEMU -icount (time = guest instructions): a fixed mix of work
 #      (bench/guest/always-on.sh cost) unprofiled and under each recorder,
 #      AON_REPS times interleaved, then AON_SWITCHES window switches each;
-#   2. a plain boot: AON_WINDOWS windows each, the recorder's memory.
+#   2. a plain boot: AON_WINDOWS windows (AON_PERF_WINDOWS for perf), the
+#      recorder's memory and the time a switch takes.
 # Writes bench/RESULTS-always-on.md (bench/mkresults.py puts it into
 # RESULTS.md). Figures only: never fails on a number; exits non-zero when a
 # guest did not run or printed no figures.
 #
 #   bench/always-on.sh        (also step 5 of bench/run-all.sh)
 #   env: AON_REPS (3), AON_SCALE (2), AON_SWITCHES (10), AON_WINDOWS (100),
+#        AON_PERF_WINDOWS (5: perf's switch takes about a minute in the guest),
 #        BENCH_OUT (build/bench-all), AON_RESULTS (bench/RESULTS-always-on.md)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +23,7 @@ reps=${AON_REPS:-3}
 scale=${AON_SCALE:-2}
 nsw=${AON_SWITCHES:-10}
 nwin=${AON_WINDOWS:-100}
+pwin=${AON_PERF_WINDOWS:-5}
 out=${BENCH_OUT:-$DS_BUILD/bench-all}
 results=${AON_RESULTS:-$root/bench/RESULTS-always-on.md}
 broken=0
@@ -45,11 +48,11 @@ boot() {
 	fi
 }
 boot aon-cost "always-on.sh:cost:$reps:$scale:$nsw" '^aonsw: ' DS_QEMU_ICOUNT=0
-boot aon-mem "always-on.sh:mem:$nwin" '^aonmem: '
+boot aon-mem "always-on.sh:mem:$nwin:$pwin" '^aonmem: '
 
-python3 - "$out" "$results" "$reps" "$scale" "$nsw" "$nwin" << 'EOF'
+python3 - "$out" "$results" "$reps" "$scale" "$nsw" "$nwin" "$pwin" << 'EOF'
 import re, statistics, sys
-out, results, reps, scale, nsw, nwin = sys.argv[1:]
+out, results, reps, scale, nsw, nwin, pwin = sys.argv[1:]
 
 def kv(line):
     return dict(m.groups() for m in re.finditer(r"(\w+)=(\S+)", line))
@@ -132,16 +135,18 @@ for t in ("deferstack", "perf7"):
     w("| %s | %s | %.0f ms | %s | %s | %s |" % (name[t], done, per * 1e3,
                                                r.get("processes", "?"), f(10), f(60)))
 w("")
-w("Memory: %s windows by SIGUSR2 in a plain boot, churn running (a process and a "
-  "cost_bench run at a time, all along): the recorder's RSS (kB)." % nwin)
+w("Memory: %s windows (perf: %s) by SIGUSR2 in a plain boot (no -icount), each once the "
+  "one before is done, churn running (a process and a cost_bench run at a time, all "
+  "along): the recorder's RSS (kB)." % (nwin, pwin))
 w("")
-w("| recorder | windows | RSS at the first window | RSS after | peak (VmHWM) |")
-w("|---|---:|---:|---:|---:|")
+w("| recorder | windows | s per switch (guest) | RSS at the first window | RSS after | peak (VmHWM) |")
+w("|---|---:|---:|---:|---:|---:|")
 for t in ("deferstack", "perf7"):
     r = mem.get(t)
     if r:
-        w("| %s | %s | %s | %s | %s |" % (name[t], r.get("done", r["windows"]), r["rss_start_kb"], r["rss_kb"],
-                                          r["hwm_kb"]))
+        done = int(r.get("done", r["windows"]))
+        w("| %s | %d | %.1f | %s | %s | %s |" % (name[t], done, int(r["ns"]) / 1e9 / max(done, 1),
+                                               r["rss_start_kb"], r["rss_kb"], r["hwm_kb"]))
 open(results, "w").write("\n".join(o) + "\n")
 print("\n".join(o))
 EOF
