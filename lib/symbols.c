@@ -136,6 +136,7 @@ struct ds_symbols {
 	char *buildid_dir;	/* perf's build-id cache, NULL: none */
 	char *debuginfo_path;	/* libdwfl's, with buildid_dir */
 	Dwfl_Callbacks cbs;	/* libdwfl's standard ones, that path */
+	bool debuginfod;	/* DEBUGINFOD_URLS set when opened */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -633,12 +634,163 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
  * the file, in .debug/ and under /usr/lib/debug, and reads MiniDebugInfo
  * (.gnu_debugdata): libdwfl's default path ":.debug:/usr/lib/debug" and
  * the cache.  With DEBUGINFOD_URLS set, libdw (when built with it, as
- * Debian's is) asks those servers for what it did not find.
+ * Debian's is) asks those servers for what it did not find (without it,
+ * find_debuginfo() keeps libdw from loading libdebuginfod).
  */
+/* name exists, or cannot be told not to (an error other than ENOENT and
+ * ENOTDIR: libdwfl's open would stop on it) */
+static bool may_exist(const char *name)
+{
+	return !access(name, F_OK) || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* dir/sub/file may exist (dir or sub NULL: left out) */
+static bool may_exist3(const char *dir, const char *sub, const char *file)
+{
+	char buf[PATH_MAX];
+	int n = snprintf(buf, sizeof(buf), "%s%s%s%s%s", dir ? dir : "", dir ? "/" : "",
+			 sub ? sub : "", sub ? "/" : "", file);
+
+	return n < 0 || (size_t)n >= sizeof(buf) || may_exist(buf);
+}
+
+/*
+ * Could libdwfl's search by name (dwfl_standard_find_debuginfo) find a
+ * debug file for the main file file_name: one of the names it tries for
+ * each element of path exists.  Errs towards true: true only means that
+ * the standard search runs.  An empty element: file_name's directory; a
+ * relative one: that subdirectory of it; an absolute one: under it, the
+ * file's directory with 0, 1, 2, ... leading components cut.  The name:
+ * the .gnu_debuglink name, or without one, the base name + ".debug" and
+ * (not in the file's own directory) the base name.
+ */
+static bool debug_name_may_exist(const char *path, const char *file_name, const char *link)
+{
+	const char *base = strrchr(file_name, '/');
+	char dir[PATH_MAX], lname[NAME_MAX + 8];
+	const char *p = path;
+	bool made = !link;
+
+	base = base ? base + 1 : file_name;
+	if ((size_t)(base - file_name) >= sizeof(dir))
+		return true;
+	memcpy(dir, file_name, (size_t)(base - file_name));
+	dir[base - file_name ? base - file_name - 1 : 0] = 0;
+	if (made) {
+		if (snprintf(lname, sizeof(lname), "%s.debug", base) >= (int)sizeof(lname))
+			return true;
+		link = lname;
+	}
+	while (p) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char el[PATH_MAX];
+
+		if (len >= sizeof(el))
+			return true;
+		memcpy(el, p, len);
+		el[len] = 0;
+		p = end ? end + 1 : NULL;
+		const char *q = el + (el[0] == '+' || el[0] == '-');
+		const char *d = base == file_name ? NULL : dir;
+
+		if (!*q) {
+			if (may_exist3(d, NULL, link))
+				return true;
+		} else if (*q != '/') {
+			if (may_exist3(d, q, link) || (made && may_exist3(d, q, base)))
+				return true;
+		} else if (d && d[0] == '/') {
+			/* "usr/lib/x", "lib/x", "x", then none */
+			for (const char *sub = d + 1;; sub = strchr(sub, '/') + 1) {
+				if (*sub && (may_exist3(q, sub, link) ||
+					     (made && may_exist3(q, sub, base))))
+					return true;
+				if (!strchr(sub, '/'))
+					break;
+			}
+			if (may_exist3(q, NULL, link) || (made && may_exist3(q, NULL, base)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * libdwfl's find_debuginfo callback: dwfl_standard_find_debuginfo (build-id
+ * paths, then the debug link by name, then debuginfod), except when no
+ * debuginfod server is configured and none of the local files it would try
+ * exists: then nothing is found, as the standard search would find nothing,
+ * without its last step, which loads libdebuginfod (and libcurl, GnuTLS,
+ * libcrypto: 8 MB of peak RSS and 0.5 k page faults on a real recording)
+ * only to be told there is no server.  The library reads no DWARF, so the
+ * file looked for is always a module's separate debug file, never a dwz
+ * alternate file.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct ds_symbols *s = *userdata;
+	const unsigned char *bits = NULL;
+	GElf_Addr bid_va;
+	int n;
+
+	if (!s || s->debuginfod || !file_name)
+		goto standard;
+	n = dwfl_module_build_id(mod, &bits, &bid_va);
+	if (n > 0) {
+		/* DIR/.build-id/XX/REST.debug for each absolute DIR */
+		char id[2 * DS_BUILD_ID_MAX + 16], *o = id;
+		const char *p = s->debuginfo_path;
+
+		if (n > DS_BUILD_ID_MAX)
+			goto standard;
+		for (int i = 0; i < n; i++) {
+			o += sprintf(o, "%02x", bits[i]);
+			if (!i)
+				*o++ = '/';
+		}
+		strcpy(o, ".debug");
+		while (p) {
+			const char *end = strchr(p, ':');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char dir[PATH_MAX];
+
+			if (len >= sizeof(dir))
+				goto standard;
+			memcpy(dir, p, len);
+			dir[len] = 0;
+			p = end ? end + 1 : NULL;
+			const char *q = dir + (dir[0] == '+' || dir[0] == '-');
+
+			if (*q == '/' && may_exist3(q, ".build-id", id))
+				goto standard;
+		}
+	}
+	if (debug_name_may_exist(s->debuginfo_path, file_name, debuglink_file))
+		goto standard;
+	{
+		/* the standard search also tries the name a symlink points to */
+		char *canon = realpath(file_name, NULL);
+		bool other = canon && strcmp(canon, file_name) &&
+			     debug_name_may_exist(s->debuginfo_path, canon, debuglink_file);
+
+		free(canon);
+		if (other)
+			goto standard;
+	}
+	errno = 0;
+	return -1;
+standard:
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 /* The options' paths, or their defaults, kept: 0 or -ENOMEM. */
 static int set_paths(struct ds_symbols *s)
 {
-	const char *v = s->o.vdso, *bd = s->o.buildid_dir, *pm = s->o.perf_map_dir;
+	const char *v = s->o.vdso, *bd = s->o.buildid_dir, *pm = s->o.perf_map_dir, *e;
 	char buf[PATH_MAX];
 	struct utsname u;
 	size_t n;
@@ -653,8 +805,9 @@ static int set_paths(struct ds_symbols *s)
 	if (!(s->perf_map_dir = strdup(pm ? pm : "/tmp")))
 		return -ENOMEM;
 	if (!bd) {
-		const char *e = getenv("PERF_BUILDID_DIR"), *h = getenv("HOME");
+		const char *h = getenv("HOME");
 
+		e = getenv("PERF_BUILDID_DIR");
 		if (e && *e)
 			bd = e;
 		else if (h && *h && snprintf(buf, sizeof(buf), "%s/.debug", h) < (int)sizeof(buf))
@@ -668,8 +821,10 @@ static int set_paths(struct ds_symbols *s)
 		return -ENOMEM;
 	snprintf(s->debuginfo_path, n, ":.debug:/usr/lib/debug%s%s", s->buildid_dir ? ":" : "",
 		 s->buildid_dir ? s->buildid_dir : "");
+	/* libdebuginfod asks nothing without servers: read once here */
+	s->debuginfod = (e = getenv("DEBUGINFOD_URLS")) && *e;
 	s->cbs.find_elf = dwfl_build_id_find_elf;
-	s->cbs.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cbs.find_debuginfo = find_debuginfo;
 	s->cbs.section_address = dwfl_offline_section_address;
 	s->cbs.debuginfo_path = &s->debuginfo_path;
 	return 0;
@@ -726,6 +881,14 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 	if (!d->mod) {
 		close(fd);	/* consumed on success only (not an ELF file) */
 		return -ENOEXEC;
+	}
+	{
+		void **ud = NULL;
+
+		/* for find_debuginfo() */
+		dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (ud)
+			*ud = s;
 	}
 	/* the build-id of the file itself (its notes), as perf records it;
 	 * longer than perf's 20 bytes: cut, as perf does */

@@ -26,6 +26,23 @@ objcopy --only-keep-debug "$B/burn" "$T/dbg/burn.debug"
 objcopy --add-gnu-debuglink="$T/dbg/burn.debug" "$T/dbg/burn-s" "$T/dbg/burn-dl"
 check "symbols: stripped binary + separate debug file through .gnu_debuglink" \
 	bash -c "'$RES' '$T/dbg/burn-dl' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-dl '"
+# the other places libdwfl's search by name looks (the library skips that
+# search when none of its files exists: these must still be found)
+mkdir -p "$T/dbg/sub/.debug" "$T/dbg/ln"
+cp "$T/dbg/burn-dl" "$T/dbg/sub/burn-dl2"
+cp "$T/dbg/burn.debug" "$T/dbg/sub/.debug/burn.debug"
+check "symbols: debug file through .gnu_debuglink in .debug/ beside the binary" \
+	bash -c "'$RES' '$T/dbg/sub/burn-dl2' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-dl2 '"
+ln -sf "$T/dbg/sub/burn-dl2" "$T/dbg/ln/burn-ln"
+check "symbols: a symlink's target's debug file (.gnu_debuglink, .debug/ beside the target)" \
+	bash -c "'$RES' '$T/dbg/ln/burn-ln' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-ln '"
+cp "$T/dbg/burn-s" "$T/dbg/sub/burn-nl"
+cp "$T/dbg/burn.debug" "$T/dbg/sub/.debug/burn-nl.debug"
+check "symbols: no .gnu_debuglink: NAME.debug in .debug/ beside the binary" \
+	bash -c "'$RES' '$T/dbg/sub/burn-nl' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-nl '"
+check "symbols: no debug file and no DEBUGINFOD_URLS: libdebuginfod not loaded (8 MB of RSS)" \
+	bash -c "! env -u DEBUGINFOD_URLS LD_DEBUG=files '$RES' '$T/dbg/burn-s' $(va burn_leaf) 2>&1 |
+		grep -q 'file=libdebuginfod'"
 # MiniDebugInfo: an xz-compressed ELF with .symtab in .gnu_debugdata
 objcopy --only-keep-debug "$B/burn" "$T/dbg/mini"
 strip --strip-debug "$T/dbg/mini"
