@@ -456,6 +456,7 @@ static bool parse_kallsyms_fast(const char *p, size_t len, unsigned long long *a
  */
 #define KS_CHUNK (256u << 10)
 #define KS_LINE 511
+#define KS_OVER 16	/* bytes a name's copy may read and write past its end */
 
 struct ks_reader {
 	int fd;
@@ -463,7 +464,8 @@ struct ks_reader {
 	size_t len, at;		/* bytes in buf, the next line's start */
 	bool eof;
 	int err;
-	char piece[KS_LINE + 1];	/* a 511-byte piece, a last line without newline */
+	char piece[KS_LINE + 1 + KS_OVER];	/* a 511-byte piece, a last line without
+						 * newline */
 };
 
 /* The next line, NUL-terminated (*len bytes before the NUL), or NULL at
@@ -563,7 +565,7 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	if (fd < 0)
 		return fd;
 	r.fd = fd;
-	r.buf = malloc(KS_CHUNK);
+	r.buf = malloc(KS_CHUNK + KS_OVER);
 	if (!r.buf) {
 		close(fd);
 		return -ENOMEM;
@@ -588,10 +590,14 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1, 1)) ||
+		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)) ||
 		    (err = ds_grow(&s->ksyms, &cap, s->nr_ksyms + 1, sizeof(struct sym))))
 			break;
-		memcpy(s->kstrs + slen, name, nl);
+		/* 16 bytes at a time, past the name's end (into the line or
+		 * the buffers' KS_OVER bytes; the rest of kstrs' room): a
+		 * short name's memcpy costs more than its bytes */
+		for (size_t i = 0; i < nl; i += 16)
+			memcpy(s->kstrs + slen + i, name + i, 16);
 		s->kstrs[slen + nl] = 0;
 		s->ksyms[s->nr_ksyms].start = addr;
 		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
