@@ -105,7 +105,10 @@ struct comm {
 #define STR_BLOCK 65536
 
 struct ds_symbols {
-	struct sym *ksyms;
+	/* kallsyms' text symbols by address: their starts, and their names'
+	 * offsets in kstrs (12 bytes a symbol, where a struct sym took 16) */
+	uint64_t *kaddr;
+	uint32_t *kname;
 	size_t nr_ksyms;
 	char *kstrs;
 	char **old_kstrs;	/* of kallsyms loaded before: frames name them */
@@ -154,14 +157,6 @@ static int cmp_sym(const void *a, const void *b)
 _Static_assert(offsetof(struct sym, start) == 0, "start first");
 _Static_assert(offsetof(struct mseg, start) == 0, "start first");
 
-static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
-{
-	size_t lo = ds_count_starts(s, n, sizeof(*s), addr);
-
-	if (!lo)
-		return NULL;
-	return &s[lo - 1];
-}
 
 static bool bid_is(const void *val, const void *path)
 {
@@ -275,7 +270,8 @@ void ds_symbols_free(struct ds_symbols *s)
 {
 	if (!s)
 		return;
-	free(s->ksyms);
+	free(s->kaddr);
+	free(s->kname);
 	free(s->kstrs);
 	for (size_t i = 0; i < s->nr_old_kstrs; i++)
 		free(s->old_kstrs[i]);
@@ -517,6 +513,28 @@ static char *ks_next(struct ks_reader *r, size_t *len)
 /* Before kallsyms are (re)loaded: the kernel frames resolved so far keep
  * their names (the old strings stay until ds_symbols_free()), new lookups
  * resolve again. */
+/* Sort the kallsyms symbols by address, equal ones in file order. */
+static int sort_ksyms(struct ds_symbols *s)
+{
+	struct sym *v = malloc((s->nr_ksyms ? s->nr_ksyms : 1) * sizeof(*v));
+
+	if (!v) {
+		s->nr_ksyms = 0;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		v[i].start = s->kaddr[i];
+		v[i].name = (const char *)(uintptr_t)s->kname[i];	/* its offset */
+	}
+	qsort(v, s->nr_ksyms, sizeof(*v), cmp_sym);
+	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		s->kaddr[i] = v[i].start;
+		s->kname[i] = (uint32_t)(uintptr_t)v[i].name;
+	}
+	free(v);
+	return 0;
+}
+
 static int retire_kstrs(struct ds_symbols *s)
 {
 	char **v;
@@ -555,8 +573,10 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
-		free(s->ksyms);
-		s->ksyms = NULL;
+		free(s->kaddr);
+		free(s->kname);
+		s->kaddr = NULL;
+		s->kname = NULL;
 		s->kstrs = NULL;
 		s->nr_ksyms = 0;
 		s->ktext = 0;
@@ -570,8 +590,10 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		close(fd);
 		return -ENOMEM;
 	}
-	free(s->ksyms);
-	s->ksyms = NULL;
+	free(s->kaddr);
+	free(s->kname);
+	s->kaddr = NULL;
+	s->kname = NULL;
 	s->nr_ksyms = 0;
 	while ((line = ks_next(&r, &len))) {
 		char type;
@@ -590,17 +612,27 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)) ||
-		    (err = ds_grow(&s->ksyms, &cap, s->nr_ksyms + 1, sizeof(struct sym))))
+		if (slen + nl + 1 > UINT32_MAX) {
+			err = -EFBIG;	/* names' offsets are 32 bits */
 			break;
+		}
+		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)))
+			break;
+		if (s->nr_ksyms >= cap) {
+			size_t c2 = cap;
+
+			if ((err = ds_grow(&s->kaddr, &cap, s->nr_ksyms + 1, sizeof(*s->kaddr))) ||
+			    (err = ds_grow(&s->kname, &c2, cap, sizeof(*s->kname))))
+				break;
+		}
 		/* 16 bytes at a time, past the name's end (into the line or
 		 * the buffers' KS_OVER bytes; the rest of kstrs' room): a
 		 * short name's memcpy costs more than its bytes */
 		for (size_t i = 0; i < nl; i += 16)
 			memcpy(s->kstrs + slen + i, name + i, 16);
 		s->kstrs[slen + nl] = 0;
-		s->ksyms[s->nr_ksyms].start = addr;
-		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
+		s->kaddr[s->nr_ksyms] = addr;
+		s->kname[s->nr_ksyms] = (uint32_t)slen;
 		s->nr_ksyms++;
 		slen += nl + 1;
 	}
@@ -616,14 +648,11 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		s->ktext = 0;
 		return 0;
 	}
-	for (size_t i = 0; i < s->nr_ksyms; i++)
-		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	/* /proc/kallsyms is mostly in address order already */
+	/* /proc/kallsyms is mostly in address order already (names'
+	 * offsets grow in file order: equal starts are in order) */
 	for (size_t i = 1; i < s->nr_ksyms; i++) {
-		if (cmp_sym(&s->ksyms[i - 1], &s->ksyms[i]) > 0) {
-			qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
-			break;
-		}
+		if (s->kaddr[i - 1] > s->kaddr[i])
+			return sort_ksyms(s);
 	}
 	return 0;
 }
@@ -1480,7 +1509,7 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 
 static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
 {
-	const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
+	size_t k = ds_count_starts(s->kaddr, s->nr_ksyms, sizeof(*s->kaddr), ip);
 
 	memset(out, 0, sizeof(*out));
 	out->kernel = true;
@@ -1490,9 +1519,9 @@ static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sy
 		out->build_id = s->kbid;
 		out->build_id_len = s->kbid_len;
 	}
-	if (k && ip - k->start < (1u << 24)) {
-		out->name = out->sym = k->name;
-		out->sym_off = ip - k->start;
+	if (k && ip - s->kaddr[k - 1] < (1u << 24)) {
+		out->name = out->sym = s->kstrs + s->kname[k - 1];
+		out->sym_off = ip - s->kaddr[k - 1];
 	} else {
 		out->name = "[kernel.kallsyms]";
 	}
