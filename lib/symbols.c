@@ -59,6 +59,8 @@ struct dso {
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 	bool full_names;	/* C++ names with parameters (ds_symbols_opts) */
+	int name_fd;		/* a big file's own descriptor to read its
+				 * symbols' names with, or -1 (read_name()) */
 };
 
 struct map {
@@ -103,6 +105,10 @@ struct comm {
 #define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
 #define NO_MAP UINT32_MAX
 #define STR_BLOCK 65536
+/* files from this size on read their names through a descriptor of their
+ * own (read_name()), at most NAME_FDS of them open */
+#define NAME_FD_MIN (4 << 20)
+#define NAME_FDS 64
 
 struct ds_symbols {
 	/* kallsyms' text symbols by address: their starts, and their names'
@@ -138,6 +144,7 @@ struct ds_symbols {
 	char *perf_map_dir;
 	char *buildid_dir;	/* perf's build-id cache, NULL: none */
 	char *debuginfo_path;	/* libdwfl's, with buildid_dir */
+	size_t nr_name_fds;	/* the dsos' name_fd open */
 	Dwfl_Callbacks cbs;	/* libdwfl's standard ones, that path */
 	bool debuginfod;	/* DEBUGINFOD_URLS set when opened */
 };
@@ -255,6 +262,8 @@ static void dso_free(struct dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	if (d->name_fd >= 0)
+		close(d->name_fd);
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
@@ -889,6 +898,15 @@ static void check_build_id(struct ds_symbols *s, struct dso *d, const unsigned c
 			  now);
 }
 
+static void close_name_fd(struct ds_symbols *s, struct dso *d)
+{
+	if (d->name_fd >= 0) {
+		close(d->name_fd);
+		s->nr_name_fds--;
+	}
+	d->name_fd = -1;
+}
+
 /* Report path to a Dwfl of d's own (d->dwfl, d->mod) and read its build-id
  * into d: 0, or -errno when it cannot be opened or read as ELF (d->mod
  * NULL). */
@@ -896,16 +914,24 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 {
 	const unsigned char *bits = NULL;
 	GElf_Addr bid_va;
+	struct stat st;
 	int n, fd;
 
 	/* a crafted MMAP record may name a FIFO or a device: never block,
 	 * read regular files only */
+	close_name_fd(s, d);	/* of a file opened before */
 	fd = ds_open_regular(path, NULL);
 	if (fd < 0)
 		return fd;
+	/* a big file (a large library: megabytes of names) gets a descriptor
+	 * of its own to read its names with; not more than NAME_FDS of them */
+	if (s->nr_name_fds < NAME_FDS && !fstat(fd, &st) && st.st_size >= NAME_FD_MIN &&
+	    (d->name_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		s->nr_name_fds++;
 	d->dwfl = dwfl_begin(&s->cbs);
 	if (!d->dwfl) {
 		close(fd);
+		close_name_fd(s, d);
 		return -ENOMEM;
 	}
 	dwfl_report_begin(d->dwfl);
@@ -915,6 +941,7 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod) {
 		close(fd);	/* consumed on success only (not an ELF file) */
+		close_name_fd(s, d);
 		return -ENOEXEC;
 	}
 	{
@@ -936,10 +963,11 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 	return 0;
 }
 
-static void dso_close(struct dso *d)
+static void dso_close(struct ds_symbols *s, struct dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	close_name_fd(s, d);
 	d->dwfl = NULL;
 	d->mod = NULL;
 	d->build_id_len = 0;
@@ -1007,11 +1035,11 @@ static bool dso_from_cache(struct ds_symbols *s, struct dso *d)
 			break;
 		if (n >= (int)sizeof(path))
 			continue;
-		dso_close(d);
+		dso_close(s, d);
 		if (!dso_open(s, d, path) && dso_matches(d) && has_code(d))
 			return true;
 	}
-	dso_close(d);
+	dso_close(s, d);
 	return false;
 }
 
@@ -1097,6 +1125,71 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
+/*
+ * The name at offset off of the file of fd (max bytes to its end), read,
+ * malloc'd, or NULL.  Touching a name in libelf's mapped image of a large
+ * library faults in the pages around it too: a few thousand names met in
+ * libLLVM's 3 MB of .dynstr mapped all of it (4 MB of peak RSS with its
+ * .dynsym; libclang-cpp 3.5 MB).
+ */
+static char *read_name(int fd, size_t off, size_t max)
+{
+	size_t cap = 256, len = 0;
+	char *b = NULL;
+
+	for (;;) {
+		size_t want = cap - len < max - len ? cap - len : max - len;
+		char *t = realloc(b, cap), *z;
+		ssize_t r;
+
+		if (!t || !want) {
+			free(t ? t : b);
+			return NULL;
+		}
+		b = t;
+		r = pread(fd, b + len, want, (off_t)(off + len));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(b);
+			return NULL;
+		}
+		z = memchr(b + len, 0, (size_t)r);
+		len += (size_t)r;
+		if (z) {
+			t = realloc(b, (size_t)(z - b) + 1);
+			return t ? t : b;
+		}
+		cap *= 2;
+	}
+}
+
+/* A range's name as shown (demangled): read through d->name_fd when it is
+ * in the main file's image, else read there. */
+static const char *shown_name(struct dso *d, const char *name)
+{
+	GElf_Addr bias;
+	Elf *e = d->name_fd >= 0 ? dwfl_module_getelf(d->mod, &bias) : NULL;
+	size_t size = 0;
+	const char *base = e ? elf_rawfile(e, &size) : NULL, *dm;
+	char *c;
+
+	if (!base || name < base || name >= base + size ||
+	    !(c = read_name(d->name_fd, (size_t)(name - base), size - (size_t)(name - base))))
+		return demangle(d, name);
+	dm = demangle(d, c);
+	if (dm != c) {
+		free(c);
+		return dm;
+	}
+	if (ds_grow(&d->demangled, &d->cap_demangled, d->nr_demangled + 1, sizeof(char *))) {
+		free(c);
+		return name;	/* the same text, shown as is */
+	}
+	d->demangled[d->nr_demangled++] = c;
+	return c;
+}
+
 /* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
 static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
 {
@@ -1122,7 +1215,7 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		Elf *e = dwfl_module_getelf(d->mod, &bias);
 
 		d->tab_tried = true;
-		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
+		d->tab_ok = !ds_symtab_build_fd(&d->tab, d->mod, d->name_fd);
 		/* the PLT stubs, named as perf does (they have no symbols):
 		 * where they are now, their names at the first address in them */
 		if (e)
@@ -1158,7 +1251,7 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		}
 		i = (size_t)(r - d->tab.r);
 		if (!(d->tab.shown[i / 64] >> (i % 64) & 1)) {
-			r->name = demangle(d, r->name);	/* once per range */
+			r->name = shown_name(d, r->name);	/* once per range */
 			d->tab.shown[i / 64] |= 1ULL << (i % 64);
 		}
 		*sym_off = va - r->value;	/* covered by its symbol */
@@ -1196,6 +1289,8 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 	if (ds_grow(&s->dsos, &s->cap_dsos, s->nr_dsos + 1, sizeof(*s->dsos)))
 		return NULL;
 	d = calloc(1, sizeof(*d));
+	if (d)
+		d->name_fd = -1;
 	if (!d || !(d->path = strdup(path)) || ds_htab_put(&s->dso_by_path, h, d)) {
 		if (d)
 			free(d->path);

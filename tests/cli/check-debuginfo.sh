@@ -43,6 +43,21 @@ check "symbols: no .gnu_debuglink: NAME.debug in .debug/ beside the binary" \
 check "symbols: no debug file and no DEBUGINFOD_URLS: libdebuginfod not loaded (8 MB of RSS)" \
 	bash -c "! env -u DEBUGINFOD_URLS LD_DEBUG=files '$RES' '$T/dbg/burn-s' $(va burn_leaf) 2>&1 |
 		grep -q 'file=libdebuginfod'"
+# a file of 4 MiB or more has its names read through a descriptor of its
+# own, not in libelf's mapped image (lib/symbols.c read_name())
+big=$(ls /usr/lib/llvm-*/lib/libLLVM*.so* 2> /dev/null | head -1)
+if [ -n "$big" ]; then
+	big=$(readlink -f "$big")
+	nm -D --defined-only "$big" | awk '$2 == "T" && $3 ~ /^LLVM/ { sub(/@.*/, "", $3); print $1, $3 }' |
+		sed -n '1p;$p' > "$T/dbg/big.syms"
+	"$RES" "$big" $(awk '{ print $1 }' "$T/dbg/big.syms") > "$T/dbg/big.txt" 2>&1
+	check "symbols: names of a big library read through a descriptor ($(basename "$big"))" \
+		bash -c "[ \$(wc -l < '$T/dbg/big.syms') -eq 2 ] &&
+			awk '{ print \$2 \" +0x1 $(basename "$big")\" }' '$T/dbg/big.syms' |
+			cmp - <(cut -d' ' -f1-3 '$T/dbg/big.txt')" || cat "$T/dbg/big.syms" "$T/dbg/big.txt"
+else
+	skp "symbols: names of a big library: no libLLVM installed"
+fi
 # MiniDebugInfo: an xz-compressed ELF with .symtab in .gnu_debugdata
 objcopy --only-keep-debug "$B/burn" "$T/dbg/mini"
 strip --strip-debug "$T/dbg/mini"
