@@ -559,7 +559,7 @@ static bool raw_is(uint32_t idx, const void *arg)
 
 static uint64_t raw_hash(const struct raw_key *k)
 {
-	return ds_hash_bytes(k->w, k->n * 8) ^ (uint64_t)k->pid << 32 ^ k->gen ^ k->ctx ^
+	return ds_hash_words(k->w, k->n) ^ (uint64_t)k->pid << 32 ^ k->gen ^ k->ctx ^
 	       (uint64_t)k->kernel << 63;
 }
 
@@ -606,12 +606,13 @@ static void raw_put(struct rawcache *c, const struct raw_key *k, uint64_t h, uin
  */
 #define CHUNK 8
 
-static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, uint32_t *seg)
+static int resolve_chunked(struct ds_fold *f, const struct raw_key *whole, bool marker,
+			   uint32_t *seg)
 {
 	size_t nr = whole->n, at = 0;
 	int err;
 
-	for (size_t i = 0; i < nr; i++) {
+	for (size_t i = 0; marker && i < nr; i++) {
 		if (whole->w[i] >= PERF_CONTEXT_MAX)
 			return resolve_seg(f, whole->pid, whole->ctx, whole->w, nr, seg);
 	}
@@ -654,6 +655,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 		   const uint64_t *w, size_t nr, uint32_t *seg)
 {
 	struct raw_key k = { &f->paths, w, nr, ctx, kernel ? 0 : pid, 0, kernel };
+	bool marker = false;
 	int64_t at;
 	uint64_t h;
 	int err;
@@ -664,7 +666,13 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 	}
 	if (!kernel)
 		k.gen = ds_symbols_user_gen(f->sym, pid);
-	for (size_t i = 0; i + 1 < nr; i++) {
+	/* context markers (USER_DEFERRED among them) are rare in the words:
+	 * one pass without a branch per word tells whether to look */
+	for (size_t i = 0; i < nr; i++)
+		marker |= (w[i] | 0xfff) == UINT64_MAX;
+	_Static_assert(PERF_CONTEXT_MAX == (uint64_t)-4095,
+		       "markers are among the top 4096 values");
+	for (size_t i = 0; marker && i + 1 < nr; i++) {
 		if (w[i] == DS_CONTEXT_USER_DEFERRED) {
 			if ((err = ds_grow(&f->words, &f->words_cap, nr, sizeof(*w))))
 				return err;
@@ -685,7 +693,7 @@ static int raw_seg(struct ds_fold *f, bool kernel, uint32_t pid, uint64_t ctx,
 	}
 	/* pieces only when the words are the callers after a context marker */
 	if (ctx && nr > CHUNK)
-		err = resolve_chunked(f, &k, seg);
+		err = resolve_chunked(f, &k, marker, seg);
 	else
 		err = resolve_seg(f, pid, ctx, w, nr, seg);
 	if (!err)

@@ -104,7 +104,8 @@ enum {
 #define MAX_IDS (1u << 20)
 #define MAX_ATTR_SIZE 4096
 #define MAX_TRACING (1u << 28)
-#define RB_SIZE (1u << 20)	/* read-ahead: bigger than any record (64 KiB) */
+#define RB_SIZE (256u << 10)	/* read-ahead: bigger than any record (64 KiB); 1 MiB
+				 * read no faster, and was 0.75 MB more RSS */
 #define ZB_MAX (64u << 20)	/* records decompressed from one compressed record */
 
 static int rerr(struct ds_reader *r, int err, const char *fmt, ...)

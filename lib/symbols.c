@@ -59,6 +59,8 @@ struct dso {
 	char **demangled;	/* demangled names, owned */
 	size_t nr_demangled, cap_demangled;
 	bool full_names;	/* C++ names with parameters (ds_symbols_opts) */
+	int name_fd;		/* a big file's own descriptor to read its
+				 * symbols' names with, or -1 (read_name()) */
 };
 
 struct map {
@@ -103,9 +105,16 @@ struct comm {
 #define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
 #define NO_MAP UINT32_MAX
 #define STR_BLOCK 65536
+/* files from this size on read their names through a descriptor of their
+ * own (read_name()), at most NAME_FDS of them open */
+#define NAME_FD_MIN (4 << 20)
+#define NAME_FDS 64
 
 struct ds_symbols {
-	struct sym *ksyms;
+	/* kallsyms' text symbols by address: their starts, and their names'
+	 * offsets in kstrs (12 bytes a symbol, where a struct sym took 16) */
+	uint64_t *kaddr;
+	uint32_t *kname;
 	size_t nr_ksyms;
 	char *kstrs;
 	char **old_kstrs;	/* of kallsyms loaded before: frames name them */
@@ -135,7 +144,9 @@ struct ds_symbols {
 	char *perf_map_dir;
 	char *buildid_dir;	/* perf's build-id cache, NULL: none */
 	char *debuginfo_path;	/* libdwfl's, with buildid_dir */
+	size_t nr_name_fds;	/* the dsos' name_fd open */
 	Dwfl_Callbacks cbs;	/* libdwfl's standard ones, that path */
+	bool debuginfod;	/* DEBUGINFOD_URLS set when opened */
 };
 
 static int cmp_sym(const void *a, const void *b)
@@ -153,14 +164,6 @@ static int cmp_sym(const void *a, const void *b)
 _Static_assert(offsetof(struct sym, start) == 0, "start first");
 _Static_assert(offsetof(struct mseg, start) == 0, "start first");
 
-static const struct sym *sym_find(const struct sym *s, size_t n, uint64_t addr)
-{
-	size_t lo = ds_count_starts(s, n, sizeof(*s), addr);
-
-	if (!lo)
-		return NULL;
-	return &s[lo - 1];
-}
 
 static bool bid_is(const void *val, const void *path)
 {
@@ -259,6 +262,8 @@ static void dso_free(struct dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	if (d->name_fd >= 0)
+		close(d->name_fd);
 	for (size_t i = 0; i < d->nr_demangled; i++)
 		free(d->demangled[i]);
 	free(d->demangled);
@@ -274,7 +279,8 @@ void ds_symbols_free(struct ds_symbols *s)
 {
 	if (!s)
 		return;
-	free(s->ksyms);
+	free(s->kaddr);
+	free(s->kname);
 	free(s->kstrs);
 	for (size_t i = 0; i < s->nr_old_kstrs; i++)
 		free(s->old_kstrs[i]);
@@ -455,6 +461,7 @@ static bool parse_kallsyms_fast(const char *p, size_t len, unsigned long long *a
  */
 #define KS_CHUNK (256u << 10)
 #define KS_LINE 511
+#define KS_OVER 16	/* bytes a name's copy may read and write past its end */
 
 struct ks_reader {
 	int fd;
@@ -462,7 +469,8 @@ struct ks_reader {
 	size_t len, at;		/* bytes in buf, the next line's start */
 	bool eof;
 	int err;
-	char piece[KS_LINE + 1];	/* a 511-byte piece, a last line without newline */
+	char piece[KS_LINE + 1 + KS_OVER];	/* a 511-byte piece, a last line without
+						 * newline */
 };
 
 /* The next line, NUL-terminated (*len bytes before the NUL), or NULL at
@@ -514,6 +522,28 @@ static char *ks_next(struct ks_reader *r, size_t *len)
 /* Before kallsyms are (re)loaded: the kernel frames resolved so far keep
  * their names (the old strings stay until ds_symbols_free()), new lookups
  * resolve again. */
+/* Sort the kallsyms symbols by address, equal ones in file order. */
+static int sort_ksyms(struct ds_symbols *s)
+{
+	struct sym *v = malloc((s->nr_ksyms ? s->nr_ksyms : 1) * sizeof(*v));
+
+	if (!v) {
+		s->nr_ksyms = 0;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		v[i].start = s->kaddr[i];
+		v[i].name = (const char *)(uintptr_t)s->kname[i];	/* its offset */
+	}
+	qsort(v, s->nr_ksyms, sizeof(*v), cmp_sym);
+	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		s->kaddr[i] = v[i].start;
+		s->kname[i] = (uint32_t)(uintptr_t)v[i].name;
+	}
+	free(v);
+	return 0;
+}
+
 static int retire_kstrs(struct ds_symbols *s)
 {
 	char **v;
@@ -552,8 +582,10 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	}
 	if (fd < 0 && is_chr) {
 		/* /dev/null and friends: no kernel symbols, nothing read */
-		free(s->ksyms);
-		s->ksyms = NULL;
+		free(s->kaddr);
+		free(s->kname);
+		s->kaddr = NULL;
+		s->kname = NULL;
 		s->kstrs = NULL;
 		s->nr_ksyms = 0;
 		s->ktext = 0;
@@ -562,13 +594,15 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	if (fd < 0)
 		return fd;
 	r.fd = fd;
-	r.buf = malloc(KS_CHUNK);
+	r.buf = malloc(KS_CHUNK + KS_OVER);
 	if (!r.buf) {
 		close(fd);
 		return -ENOMEM;
 	}
-	free(s->ksyms);
-	s->ksyms = NULL;
+	free(s->kaddr);
+	free(s->kname);
+	s->kaddr = NULL;
+	s->kname = NULL;
 	s->nr_ksyms = 0;
 	while ((line = ks_next(&r, &len))) {
 		char type;
@@ -587,13 +621,27 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1, 1)) ||
-		    (err = ds_grow(&s->ksyms, &cap, s->nr_ksyms + 1, sizeof(struct sym))))
+		if (slen + nl + 1 > UINT32_MAX) {
+			err = -EFBIG;	/* names' offsets are 32 bits */
 			break;
-		memcpy(s->kstrs + slen, name, nl);
+		}
+		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)))
+			break;
+		if (s->nr_ksyms >= cap) {
+			size_t c2 = cap;
+
+			if ((err = ds_grow(&s->kaddr, &cap, s->nr_ksyms + 1, sizeof(*s->kaddr))) ||
+			    (err = ds_grow(&s->kname, &c2, cap, sizeof(*s->kname))))
+				break;
+		}
+		/* 16 bytes at a time, past the name's end (into the line or
+		 * the buffers' KS_OVER bytes; the rest of kstrs' room): a
+		 * short name's memcpy costs more than its bytes */
+		for (size_t i = 0; i < nl; i += 16)
+			memcpy(s->kstrs + slen + i, name + i, 16);
 		s->kstrs[slen + nl] = 0;
-		s->ksyms[s->nr_ksyms].start = addr;
-		s->ksyms[s->nr_ksyms].name = (const char *)(uintptr_t)slen;
+		s->kaddr[s->nr_ksyms] = addr;
+		s->kname[s->nr_ksyms] = (uint32_t)slen;
 		s->nr_ksyms++;
 		slen += nl + 1;
 	}
@@ -609,14 +657,11 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		s->ktext = 0;
 		return 0;
 	}
-	for (size_t i = 0; i < s->nr_ksyms; i++)
-		s->ksyms[i].name = s->kstrs + (uintptr_t)s->ksyms[i].name;
-	/* /proc/kallsyms is mostly in address order already */
+	/* /proc/kallsyms is mostly in address order already (names'
+	 * offsets grow in file order: equal starts are in order) */
 	for (size_t i = 1; i < s->nr_ksyms; i++) {
-		if (cmp_sym(&s->ksyms[i - 1], &s->ksyms[i]) > 0) {
-			qsort(s->ksyms, s->nr_ksyms, sizeof(struct sym), cmp_sym);
-			break;
-		}
+		if (s->kaddr[i - 1] > s->kaddr[i])
+			return sort_ksyms(s);
 	}
 	return 0;
 }
@@ -633,12 +678,163 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
  * the file, in .debug/ and under /usr/lib/debug, and reads MiniDebugInfo
  * (.gnu_debugdata): libdwfl's default path ":.debug:/usr/lib/debug" and
  * the cache.  With DEBUGINFOD_URLS set, libdw (when built with it, as
- * Debian's is) asks those servers for what it did not find.
+ * Debian's is) asks those servers for what it did not find (without it,
+ * find_debuginfo() keeps libdw from loading libdebuginfod).
  */
+/* name exists, or cannot be told not to (an error other than ENOENT and
+ * ENOTDIR: libdwfl's open would stop on it) */
+static bool may_exist(const char *name)
+{
+	return !access(name, F_OK) || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* dir/sub/file may exist (dir or sub NULL: left out) */
+static bool may_exist3(const char *dir, const char *sub, const char *file)
+{
+	char buf[PATH_MAX];
+	int n = snprintf(buf, sizeof(buf), "%s%s%s%s%s", dir ? dir : "", dir ? "/" : "",
+			 sub ? sub : "", sub ? "/" : "", file);
+
+	return n < 0 || (size_t)n >= sizeof(buf) || may_exist(buf);
+}
+
+/*
+ * Could libdwfl's search by name (dwfl_standard_find_debuginfo) find a
+ * debug file for the main file file_name: one of the names it tries for
+ * each element of path exists.  Errs towards true: true only means that
+ * the standard search runs.  An empty element: file_name's directory; a
+ * relative one: that subdirectory of it; an absolute one: under it, the
+ * file's directory with 0, 1, 2, ... leading components cut.  The name:
+ * the .gnu_debuglink name, or without one, the base name + ".debug" and
+ * (not in the file's own directory) the base name.
+ */
+static bool debug_name_may_exist(const char *path, const char *file_name, const char *link)
+{
+	const char *base = strrchr(file_name, '/');
+	char dir[PATH_MAX], lname[NAME_MAX + 8];
+	const char *p = path;
+	bool made = !link;
+
+	base = base ? base + 1 : file_name;
+	if ((size_t)(base - file_name) >= sizeof(dir))
+		return true;
+	memcpy(dir, file_name, (size_t)(base - file_name));
+	dir[base - file_name ? base - file_name - 1 : 0] = 0;
+	if (made) {
+		if (snprintf(lname, sizeof(lname), "%s.debug", base) >= (int)sizeof(lname))
+			return true;
+		link = lname;
+	}
+	while (p) {
+		const char *end = strchr(p, ':');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char el[PATH_MAX];
+
+		if (len >= sizeof(el))
+			return true;
+		memcpy(el, p, len);
+		el[len] = 0;
+		p = end ? end + 1 : NULL;
+		const char *q = el + (el[0] == '+' || el[0] == '-');
+		const char *d = base == file_name ? NULL : dir;
+
+		if (!*q) {
+			if (may_exist3(d, NULL, link))
+				return true;
+		} else if (*q != '/') {
+			if (may_exist3(d, q, link) || (made && may_exist3(d, q, base)))
+				return true;
+		} else if (d && d[0] == '/') {
+			/* "usr/lib/x", "lib/x", "x", then none */
+			for (const char *sub = d + 1;; sub = strchr(sub, '/') + 1) {
+				if (*sub && (may_exist3(q, sub, link) ||
+					     (made && may_exist3(q, sub, base))))
+					return true;
+				if (!strchr(sub, '/'))
+					break;
+			}
+			if (may_exist3(q, NULL, link) || (made && may_exist3(q, NULL, base)))
+				return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * libdwfl's find_debuginfo callback: dwfl_standard_find_debuginfo (build-id
+ * paths, then the debug link by name, then debuginfod), except when no
+ * debuginfod server is configured and none of the local files it would try
+ * exists: then nothing is found, as the standard search would find nothing,
+ * without its last step, which loads libdebuginfod (and libcurl, GnuTLS,
+ * libcrypto: 8 MB of peak RSS and 0.5 k page faults on a real recording)
+ * only to be told there is no server.  The library reads no DWARF, so the
+ * file looked for is always a module's separate debug file, never a dwz
+ * alternate file.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  GElf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	const struct ds_symbols *s = *userdata;
+	const unsigned char *bits = NULL;
+	GElf_Addr bid_va;
+	int n;
+
+	if (!s || s->debuginfod || !file_name)
+		goto standard;
+	n = dwfl_module_build_id(mod, &bits, &bid_va);
+	if (n > 0) {
+		/* DIR/.build-id/XX/REST.debug for each absolute DIR */
+		char id[2 * DS_BUILD_ID_MAX + 16], *o = id;
+		const char *p = s->debuginfo_path;
+
+		if (n > DS_BUILD_ID_MAX)
+			goto standard;
+		for (int i = 0; i < n; i++) {
+			o += sprintf(o, "%02x", bits[i]);
+			if (!i)
+				*o++ = '/';
+		}
+		strcpy(o, ".debug");
+		while (p) {
+			const char *end = strchr(p, ':');
+			size_t len = end ? (size_t)(end - p) : strlen(p);
+			char dir[PATH_MAX];
+
+			if (len >= sizeof(dir))
+				goto standard;
+			memcpy(dir, p, len);
+			dir[len] = 0;
+			p = end ? end + 1 : NULL;
+			const char *q = dir + (dir[0] == '+' || dir[0] == '-');
+
+			if (*q == '/' && may_exist3(q, ".build-id", id))
+				goto standard;
+		}
+	}
+	if (debug_name_may_exist(s->debuginfo_path, file_name, debuglink_file))
+		goto standard;
+	{
+		/* the standard search also tries the name a symlink points to */
+		char *canon = realpath(file_name, NULL);
+		bool other = canon && strcmp(canon, file_name) &&
+			     debug_name_may_exist(s->debuginfo_path, canon, debuglink_file);
+
+		free(canon);
+		if (other)
+			goto standard;
+	}
+	errno = 0;
+	return -1;
+standard:
+	return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+					    debuglink_file, debuglink_crc, debuginfo_file_name);
+}
+
 /* The options' paths, or their defaults, kept: 0 or -ENOMEM. */
 static int set_paths(struct ds_symbols *s)
 {
-	const char *v = s->o.vdso, *bd = s->o.buildid_dir, *pm = s->o.perf_map_dir;
+	const char *v = s->o.vdso, *bd = s->o.buildid_dir, *pm = s->o.perf_map_dir, *e;
 	char buf[PATH_MAX];
 	struct utsname u;
 	size_t n;
@@ -653,8 +849,9 @@ static int set_paths(struct ds_symbols *s)
 	if (!(s->perf_map_dir = strdup(pm ? pm : "/tmp")))
 		return -ENOMEM;
 	if (!bd) {
-		const char *e = getenv("PERF_BUILDID_DIR"), *h = getenv("HOME");
+		const char *h = getenv("HOME");
 
+		e = getenv("PERF_BUILDID_DIR");
 		if (e && *e)
 			bd = e;
 		else if (h && *h && snprintf(buf, sizeof(buf), "%s/.debug", h) < (int)sizeof(buf))
@@ -668,8 +865,10 @@ static int set_paths(struct ds_symbols *s)
 		return -ENOMEM;
 	snprintf(s->debuginfo_path, n, ":.debug:/usr/lib/debug%s%s", s->buildid_dir ? ":" : "",
 		 s->buildid_dir ? s->buildid_dir : "");
+	/* libdebuginfod asks nothing without servers: read once here */
+	s->debuginfod = (e = getenv("DEBUGINFOD_URLS")) && *e;
 	s->cbs.find_elf = dwfl_build_id_find_elf;
-	s->cbs.find_debuginfo = dwfl_standard_find_debuginfo;
+	s->cbs.find_debuginfo = find_debuginfo;
 	s->cbs.section_address = dwfl_offline_section_address;
 	s->cbs.debuginfo_path = &s->debuginfo_path;
 	return 0;
@@ -699,6 +898,15 @@ static void check_build_id(struct ds_symbols *s, struct dso *d, const unsigned c
 			  now);
 }
 
+static void close_name_fd(struct ds_symbols *s, struct dso *d)
+{
+	if (d->name_fd >= 0) {
+		close(d->name_fd);
+		s->nr_name_fds--;
+	}
+	d->name_fd = -1;
+}
+
 /* Report path to a Dwfl of d's own (d->dwfl, d->mod) and read its build-id
  * into d: 0, or -errno when it cannot be opened or read as ELF (d->mod
  * NULL). */
@@ -706,16 +914,24 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 {
 	const unsigned char *bits = NULL;
 	GElf_Addr bid_va;
+	struct stat st;
 	int n, fd;
 
 	/* a crafted MMAP record may name a FIFO or a device: never block,
 	 * read regular files only */
+	close_name_fd(s, d);	/* of a file opened before */
 	fd = ds_open_regular(path, NULL);
 	if (fd < 0)
 		return fd;
+	/* a big file (a large library: megabytes of names) gets a descriptor
+	 * of its own to read its names with; not more than NAME_FDS of them */
+	if (s->nr_name_fds < NAME_FDS && !fstat(fd, &st) && st.st_size >= NAME_FD_MIN &&
+	    (d->name_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3)) >= 0)
+		s->nr_name_fds++;
 	d->dwfl = dwfl_begin(&s->cbs);
 	if (!d->dwfl) {
 		close(fd);
+		close_name_fd(s, d);
 		return -ENOMEM;
 	}
 	dwfl_report_begin(d->dwfl);
@@ -725,7 +941,16 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 	dwfl_report_end(d->dwfl, NULL, NULL);
 	if (!d->mod) {
 		close(fd);	/* consumed on success only (not an ELF file) */
+		close_name_fd(s, d);
 		return -ENOEXEC;
+	}
+	{
+		void **ud = NULL;
+
+		/* for find_debuginfo() */
+		dwfl_module_info(d->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (ud)
+			*ud = s;
 	}
 	/* the build-id of the file itself (its notes), as perf records it;
 	 * longer than perf's 20 bytes: cut, as perf does */
@@ -738,10 +963,11 @@ static int dso_open(struct ds_symbols *s, struct dso *d, const char *path)
 	return 0;
 }
 
-static void dso_close(struct dso *d)
+static void dso_close(struct ds_symbols *s, struct dso *d)
 {
 	if (d->dwfl)
 		dwfl_end(d->dwfl);
+	close_name_fd(s, d);
 	d->dwfl = NULL;
 	d->mod = NULL;
 	d->build_id_len = 0;
@@ -809,11 +1035,11 @@ static bool dso_from_cache(struct ds_symbols *s, struct dso *d)
 			break;
 		if (n >= (int)sizeof(path))
 			continue;
-		dso_close(d);
+		dso_close(s, d);
 		if (!dso_open(s, d, path) && dso_matches(d) && has_code(d))
 			return true;
 	}
-	dso_close(d);
+	dso_close(s, d);
 	return false;
 }
 
@@ -899,6 +1125,71 @@ static const char *demangle(struct dso *d, const char *name)
 	return dm;
 }
 
+/*
+ * The name at offset off of the file of fd (max bytes to its end), read,
+ * malloc'd, or NULL.  Touching a name in libelf's mapped image of a large
+ * library faults in the pages around it too: a few thousand names met in
+ * libLLVM's 3 MB of .dynstr mapped all of it (4 MB of peak RSS with its
+ * .dynsym; libclang-cpp 3.5 MB).
+ */
+static char *read_name(int fd, size_t off, size_t max)
+{
+	size_t cap = 256, len = 0;
+	char *b = NULL;
+
+	for (;;) {
+		size_t want = cap - len < max - len ? cap - len : max - len;
+		char *t = realloc(b, cap), *z;
+		ssize_t r;
+
+		if (!t || !want) {
+			free(t ? t : b);
+			return NULL;
+		}
+		b = t;
+		r = pread(fd, b + len, want, (off_t)(off + len));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			free(b);
+			return NULL;
+		}
+		z = memchr(b + len, 0, (size_t)r);
+		len += (size_t)r;
+		if (z) {
+			t = realloc(b, (size_t)(z - b) + 1);
+			return t ? t : b;
+		}
+		cap *= 2;
+	}
+}
+
+/* A range's name as shown (demangled): read through d->name_fd when it is
+ * in the main file's image, else read there. */
+static const char *shown_name(struct dso *d, const char *name)
+{
+	GElf_Addr bias;
+	Elf *e = d->name_fd >= 0 ? dwfl_module_getelf(d->mod, &bias) : NULL;
+	size_t size = 0;
+	const char *base = e ? elf_rawfile(e, &size) : NULL, *dm;
+	char *c;
+
+	if (!base || name < base || name >= base + size ||
+	    !(c = read_name(d->name_fd, (size_t)(name - base), size - (size_t)(name - base))))
+		return demangle(d, name);
+	dm = demangle(d, c);
+	if (dm != c) {
+		free(c);
+		return dm;
+	}
+	if (ds_grow(&d->demangled, &d->cap_demangled, d->nr_demangled + 1, sizeof(char *))) {
+		free(c);
+		return name;	/* the same text, shown as is */
+	}
+	d->demangled[d->nr_demangled++] = c;
+	return c;
+}
+
 /* libdwfl's symbol of va (not demangled; NULL: none), its address, size */
 static const char *dwfl_sym(struct dso *d, uint64_t va, uint64_t *value, uint64_t *size)
 {
@@ -924,7 +1215,7 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		Elf *e = dwfl_module_getelf(d->mod, &bias);
 
 		d->tab_tried = true;
-		d->tab_ok = !ds_symtab_build(&d->tab, d->mod);
+		d->tab_ok = !ds_symtab_build_fd(&d->tab, d->mod, d->name_fd);
 		/* the PLT stubs, named as perf does (they have no symbols):
 		 * where they are now, their names at the first address in them */
 		if (e)
@@ -960,7 +1251,7 @@ static const char *dso_sym(struct dso *d, uint64_t va, uint64_t *sym_off)
 		}
 		i = (size_t)(r - d->tab.r);
 		if (!(d->tab.shown[i / 64] >> (i % 64) & 1)) {
-			r->name = demangle(d, r->name);	/* once per range */
+			r->name = shown_name(d, r->name);	/* once per range */
 			d->tab.shown[i / 64] |= 1ULL << (i % 64);
 		}
 		*sym_off = va - r->value;	/* covered by its symbol */
@@ -998,6 +1289,8 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 	if (ds_grow(&s->dsos, &s->cap_dsos, s->nr_dsos + 1, sizeof(*s->dsos)))
 		return NULL;
 	d = calloc(1, sizeof(*d));
+	if (d)
+		d->name_fd = -1;
 	if (!d || !(d->path = strdup(path)) || ds_htab_put(&s->dso_by_path, h, d)) {
 		if (d)
 			free(d->path);
@@ -1311,7 +1604,7 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 
 static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
 {
-	const struct sym *k = sym_find(s->ksyms, s->nr_ksyms, ip);
+	size_t k = ds_count_starts(s->kaddr, s->nr_ksyms, sizeof(*s->kaddr), ip);
 
 	memset(out, 0, sizeof(*out));
 	out->kernel = true;
@@ -1321,9 +1614,9 @@ static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sy
 		out->build_id = s->kbid;
 		out->build_id_len = s->kbid_len;
 	}
-	if (k && ip - k->start < (1u << 24)) {
-		out->name = out->sym = k->name;
-		out->sym_off = ip - k->start;
+	if (k && ip - s->kaddr[k - 1] < (1u << 24)) {
+		out->name = out->sym = s->kstrs + s->kname[k - 1];
+		out->sym_off = ip - s->kaddr[k - 1];
 	} else {
 		out->name = "[kernel.kallsyms]";
 	}

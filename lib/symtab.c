@@ -51,6 +51,7 @@
 #include <errno.h>
 #include <gelf.h>
 #include <stdbool.h>
+#include <unistd.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,16 @@ struct esym {
 	uint8_t bind;		/* binding: global 3, weak 2, local 1, other 0 */
 	bool local;		/* found in the local pass */
 	bool special;		/* special or non-allocated section */
+	bool unread;		/* name in the main file's image, not read yet */
+};
+
+/* The main file's image as libelf holds it (usually mapped: touching a
+ * name there faults in the pages around it), and a descriptor of the
+ * same file to read names with instead (-1: read them in the image). */
+struct image {
+	const char *base;
+	size_t size;
+	int fd;
 };
 
 struct secref {
@@ -227,8 +238,11 @@ static int read_sections(struct sweep *w, Elf *elf, uint64_t bias)
 }
 
 /* Symbols [from, to) of mod's table that take part, appended to w->e
- * (room for the whole table). */
-static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool local)
+ * (room for the whole table).  A name in the main file's image (img->fd
+ * >= 0) is not read here: whether it is empty is found later
+ * (drop_unnamed()). */
+static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool local,
+		      const struct image *img)
 {
 	for (int i = from; i < to; i++) {
 		GElf_Sym sym;
@@ -237,9 +251,13 @@ static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool 
 		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL,
 							   NULL);
 		struct esym *e;
+		bool unread;
 		int type;
 
-		if (!name || !*name || sym.st_shndx == SHN_UNDEF)
+		if (!name || sym.st_shndx == SHN_UNDEF)
+			continue;
+		unread = img->fd >= 0 && name >= img->base && name < img->base + img->size;
+		if (!unread && !*name)
 			continue;
 		type = GELF_ST_TYPE(sym.st_info);
 		if (type == STT_SECTION || type == STT_FILE || type == STT_TLS)
@@ -254,8 +272,73 @@ static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool 
 		e->bind = (uint8_t)bind_value(sym.st_info);
 		e->local = local;
 		e->special = shndx >= SHN_LORESERVE;
+		e->unread = unread;
 		w->n++;
 	}
+}
+
+/*
+ * Drop the symbols read_syms() kept unread whose name is empty, as if it
+ * had not kept them: the bytes from the first such name to the last
+ * one's first byte are read from img->fd in 64 KiB pieces, their NULs
+ * marked in a bitmap (an eighth of their size), not touched in the image.
+ * A large library's string table is megabytes that a peak RSS would
+ * count: reading a name in a mapped image faults in the pages around it
+ * too, and the names are spread over all of it.  If a read fails, the
+ * names are looked at in the image.
+ */
+#define PIECE (64u << 10)
+
+static void drop_unnamed(struct sweep *w, const struct image *img)
+{
+	size_t lo = SIZE_MAX, hi = 0, len, pos = 0, k = 0;
+	uint64_t *nul = NULL;
+	char *buf = NULL;
+
+	for (size_t i = 0; i < w->n; i++) {
+		if (w->e[i].unread) {
+			size_t off = (size_t)(w->e[i].name - img->base);
+
+			lo = off < lo ? off : lo;
+			hi = off > hi ? off : hi;
+		}
+	}
+	if (lo == SIZE_MAX)
+		return;
+	len = hi - lo + 1;
+	nul = calloc((len + 63) / 64, sizeof(*nul));
+	buf = malloc(PIECE);
+	while (nul && buf && pos < len) {
+		size_t want = len - pos < PIECE ? len - pos : PIECE;
+		ssize_t r = pread(img->fd, buf, want, (off_t)(lo + pos));
+		const char *p = buf, *end;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		for (end = buf + r; (p = memchr(p, 0, (size_t)(end - p))); p++) {
+			size_t at = pos + (size_t)(p - buf);
+
+			nul[at / 64] |= 1ULL << (at % 64);
+		}
+		pos += (size_t)r;
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		struct esym *e = &w->e[i];
+
+		if (e->unread) {
+			size_t at = (size_t)(e->name - img->base) - lo;
+
+			if (pos == len ? nul[at / 64] >> (at % 64) & 1 : !*e->name)
+				continue;
+		}
+		e->order = (uint32_t)k;	/* the same search order, no gaps */
+		w->e[k++] = *e;
+	}
+	w->n = k;
+	free(nul);
+	free(buf);
 }
 
 /* Rule 1 over the covering sized symbols of one pass, in table order. */
@@ -529,7 +612,13 @@ static int sort_syms(struct sweep *w)
 
 int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod)
 {
+	return ds_symtab_build_fd(t, mod, -1);
+}
+
+int ds_symtab_build_fd(struct ds_symtab *t, Dwfl_Module *mod, int fd)
+{
 	struct sweep w = { 0 };
+	struct image img = { NULL, 0, -1 };
 	GElf_Addr bias;
 	GElf_Ehdr eh;
 	Elf *main_elf = dwfl_module_getelf(mod, &bias);
@@ -543,13 +632,16 @@ int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod)
 	first_global = dwfl_module_getsymtab_first_global(mod);
 	if (first_global < 0)
 		return 0;
+	if (fd >= 0 && (img.base = elf_rawfile(main_elf, &img.size)))
+		img.fd = fd;
 	err = read_sections(&w, main_elf, bias);
 	if (!err && !(w.e = malloc((size_t)n * sizeof(*w.e))))
 		err = -ENOMEM;
 	if (!err) {
-		read_syms(&w, mod, first_global ? first_global : 1, n, false);
+		read_syms(&w, mod, first_global ? first_global : 1, n, false, &img);
 		if (first_global > 1)
-			read_syms(&w, mod, 1, first_global, true);
+			read_syms(&w, mod, 1, first_global, true, &img);
+		drop_unnamed(&w, &img);
 		t->nr_syms = w.n;
 		err = sort_syms(&w);
 		if (!err)

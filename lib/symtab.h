@@ -36,6 +36,11 @@ struct ds_symtab {
  * this table does not model: ask dwfl_module_addrinfo() then.  A module
  * without symbols gives an empty table (every address: no symbol). */
 int ds_symtab_build(struct ds_symtab *t, Dwfl_Module *mod);
+/* The same, with fd (>= 0) open on the module's main file: the names in
+ * that file are read through it, not in libelf's mapped image (see
+ * drop_unnamed() in symtab.c); the ranges' names still point into the
+ * image. */
+int ds_symtab_build_fd(struct ds_symtab *t, Dwfl_Module *mod, int fd);
 
 /* The range of module address addr, or NULL (no symbol there). */
 struct ds_symrange *ds_symtab_find(const struct ds_symtab *t, uint64_t addr);

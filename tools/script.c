@@ -434,7 +434,7 @@ static void runs_clear(struct script *s)
 
 static uint64_t run_hash(const struct run_key *k)
 {
-	return cli_hash_bytes(k->w, k->n * 8) ^ k->h0 ^ k->h1 << 20;
+	return cli_hash_words(k->w, k->n) ^ k->h0 ^ k->h1 << 20;
 }
 
 /* The tails kept for k in its arena, or NULL. */

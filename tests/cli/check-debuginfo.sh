@@ -26,6 +26,38 @@ objcopy --only-keep-debug "$B/burn" "$T/dbg/burn.debug"
 objcopy --add-gnu-debuglink="$T/dbg/burn.debug" "$T/dbg/burn-s" "$T/dbg/burn-dl"
 check "symbols: stripped binary + separate debug file through .gnu_debuglink" \
 	bash -c "'$RES' '$T/dbg/burn-dl' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-dl '"
+# the other places libdwfl's search by name looks (the library skips that
+# search when none of its files exists: these must still be found)
+mkdir -p "$T/dbg/sub/.debug" "$T/dbg/ln"
+cp "$T/dbg/burn-dl" "$T/dbg/sub/burn-dl2"
+cp "$T/dbg/burn.debug" "$T/dbg/sub/.debug/burn.debug"
+check "symbols: debug file through .gnu_debuglink in .debug/ beside the binary" \
+	bash -c "'$RES' '$T/dbg/sub/burn-dl2' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-dl2 '"
+ln -sf "$T/dbg/sub/burn-dl2" "$T/dbg/ln/burn-ln"
+check "symbols: a symlink's target's debug file (.gnu_debuglink, .debug/ beside the target)" \
+	bash -c "'$RES' '$T/dbg/ln/burn-ln' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-ln '"
+cp "$T/dbg/burn-s" "$T/dbg/sub/burn-nl"
+cp "$T/dbg/burn.debug" "$T/dbg/sub/.debug/burn-nl.debug"
+check "symbols: no .gnu_debuglink: NAME.debug in .debug/ beside the binary" \
+	bash -c "'$RES' '$T/dbg/sub/burn-nl' $(va burn_leaf) | grep -q '^burn_leaf +0x1 burn-nl '"
+check "symbols: no debug file and no DEBUGINFOD_URLS: libdebuginfod not loaded (8 MB of RSS)" \
+	bash -c "! env -u DEBUGINFOD_URLS LD_DEBUG=files '$RES' '$T/dbg/burn-s' $(va burn_leaf) 2>&1 |
+		grep -q 'file=libdebuginfod'"
+# a file of 4 MiB or more has its names read through a descriptor of its
+# own, not in libelf's mapped image (lib/symbols.c read_name())
+big=$(ls /usr/lib/llvm-*/lib/libLLVM*.so* 2> /dev/null | head -1)
+if [ -n "$big" ]; then
+	big=$(readlink -f "$big")
+	nm -D --defined-only "$big" | awk '$2 == "T" && $3 ~ /^LLVM/ { sub(/@.*/, "", $3); print $1, $3 }' |
+		sed -n '1p;$p' > "$T/dbg/big.syms"
+	"$RES" "$big" $(awk '{ print $1 }' "$T/dbg/big.syms") > "$T/dbg/big.txt" 2>&1
+	check "symbols: names of a big library read through a descriptor ($(basename "$big"))" \
+		bash -c "[ \$(wc -l < '$T/dbg/big.syms') -eq 2 ] &&
+			awk '{ print \$2 \" +0x1 $(basename "$big")\" }' '$T/dbg/big.syms' |
+			cmp - <(cut -d' ' -f1-3 '$T/dbg/big.txt')" || cat "$T/dbg/big.syms" "$T/dbg/big.txt"
+else
+	skp "symbols: names of a big library: no libLLVM installed"
+fi
 # MiniDebugInfo: an xz-compressed ELF with .symtab in .gnu_debugdata
 objcopy --only-keep-debug "$B/burn" "$T/dbg/mini"
 strip --strip-debug "$T/dbg/mini"

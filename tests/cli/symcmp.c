@@ -8,7 +8,10 @@
  * +-1, at most MAX of them (default 4000; evenly spread), plus as many
  * evenly spread over the executable segments.  Prints one line per file
  * and every difference; exits 1 on a difference, 2 on a usage error.  A
- * file that is not ELF is skipped with a note. */
+ * file that is not ELF is skipped with a note.  The table is also built
+ * with the names in the file read through a descriptor
+ * (ds_symtab_build_fd(), as the library does for large files): its ranges
+ * must be the same, each one a difference if not. */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,6 +97,33 @@ static int check_file(const char *path, size_t max)
 		printf("%s: table: %s\n", path, strerror(-err));
 		dwfl_end(dwfl);
 		return err == -ENOTSUP ? 0 : 1;
+	}
+	{
+		struct ds_symtab t2;
+		int fd2 = open(path, O_RDONLY);
+		int e2 = fd2 < 0 ? -errno : ds_symtab_build_fd(&t2, mod, fd2);
+
+		if (e2) {
+			printf("%s: table through a descriptor: %s\n", path, strerror(-e2));
+			bad++;
+		} else {
+			for (size_t i = 0; i < t.nr || i < t2.nr; i++) {
+				const struct ds_symrange *a = i < t.nr ? &t.r[i] : NULL;
+				const struct ds_symrange *b = i < t2.nr ? &t2.r[i] : NULL;
+
+				if (a && b && a->start == b->start && a->value == b->value &&
+				    a->name == b->name)
+					continue;
+				if (bad++ < 10)
+					printf("%s: range %zu: 0x%" PRIx64 " %s, through a descriptor "
+					       "0x%" PRIx64 " %s\n", path, i, a ? a->start : 0,
+					       a && a->name ? a->name : "-", b ? b->start : 0,
+					       b && b->name ? b->name : "-");
+			}
+			ds_symtab_free(&t2);
+		}
+		if (fd2 >= 0)
+			close(fd2);
 	}
 	n = dwfl_module_getsymtab(mod);
 	for (int i = 1; i < n; i++) {
