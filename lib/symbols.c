@@ -719,7 +719,7 @@ static bool debug_name_may_exist(const char *path, const char *file_name, const 
 	if ((size_t)(base - file_name) >= sizeof(dir))
 		return true;
 	memcpy(dir, file_name, (size_t)(base - file_name));
-	dir[base - file_name ? base - file_name - 1 : 0] = 0;
+	dir[base > file_name ? (size_t)(base - file_name) - 1 : 0] = 0;
 	if (made) {
 		if (snprintf(lname, sizeof(lname), "%s.debug", base) >= (int)sizeof(lname))
 			return true;
