@@ -15,7 +15,8 @@
 #   bench/always-on.sh        (also step 5 of bench/run-all.sh)
 #   env: AON_REPS (3), AON_SCALE (2), AON_SWITCHES (10), AON_WINDOWS (100),
 #        AON_PERF_WINDOWS (5: perf's switch takes about a minute in the guest),
-#        BENCH_OUT (build/bench-all), AON_RESULTS (bench/RESULTS-always-on.md)
+#        BENCH_OUT (build/bench-all), AON_RESULTS (bench/RESULTS-always-on.md),
+#        DS_INITRD (an initramfs built already)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -31,7 +32,9 @@ mkdir -p "$out"
 
 "$root/guest/build-kernel.sh" fast > /dev/null || ds_die "our kernel did not build"
 perf7=$("$root/guest/fetch-perf7.sh") || { ds_log "no perf 7.x: its rows are left out"; perf7=; }
-initrd=$("$root/guest/make-initramfs.sh") || ds_die "no initramfs"
+# DS_INITRD: an initramfs built already (perf 7.x is appended to it)
+initrd=${DS_INITRD:-}
+[ -n "$initrd" ] || initrd=$("$root/guest/make-initramfs.sh") || ds_die "no initramfs"
 
 # boot TAG SUITE PATTERN [ENV...]
 boot() {
@@ -78,6 +81,7 @@ ns = {}
 for r in cost:
     ns.setdefault(r["tool"], []).append(r)
 name = {"deferstack": "deferstack record -a, defer mode (the service's command)",
+        "deferstack-nopprof": "the same without --pprof-dir",
         "perf7": "perf 7.x record -a --call-graph fp,defer --switch-output"}
 o = []
 w = o.append
@@ -124,13 +128,13 @@ w("Window switches (SIGUSR2, %s each, under light churn; each window synthesizes
 w("")
 w("| recorder | switches | recorder CPU per switch | processes | always-on, 10 s windows | 60 s windows |")
 w("|---|---:|---:|---:|---:|---:|")
-for t in ("deferstack", "perf7"):
+for t in ("deferstack", "deferstack-nopprof", "perf7"):
     r = sw.get(t)
     if not r:
         continue
     done = int(r.get("done", r["switches"]))
     per = int(r["rec_ticks"]) / int(r["hz"]) / max(done, 1)
-    s = steady.get(t)
+    s = steady.get(t if t != "deferstack-nopprof" else "deferstack")
     f = lambda wsec: "%.2f %%" % ((s + per / (2 * wsec)) * 100) if s is not None else "–"
     w("| %s | %s | %.0f ms | %s | %s | %s |" % (name[t], done, per * 1e3,
                                                r.get("processes", "?"), f(10), f(60)))

@@ -79,6 +79,10 @@ start() {
 		deferstack record -a -F $freq -e cpu-clock $sw --keep 2 --pprof-dir "$d/$1/pprof" \
 			-o "$d/$1/w.data" > "$d/$1/out" 2> "$d/$1/err" &
 		;;
+	deferstack-nopprof)
+		deferstack record -a -F $freq -e cpu-clock $sw --keep 2 \
+			-o "$d/$1/w.data" > "$d/$1/out" 2> "$d/$1/err" &
+		;;
 	perf7)
 		$P record -a -F $freq --call-graph fp,defer $sw --switch-max-files=2 \
 			-o "$d/$1/w.data" > "$d/$1/out" 2> "$d/$1/err" &
@@ -157,7 +161,8 @@ cost)
 		done
 		r=$((r + 1))
 	done
-	for t in $tools; do
+	# the switch without the pprof writer too: what each part costs
+	for t in $tools deferstack-nopprof; do
 		(while :; do /bin/busybox true; sleep 0.05; done) &
 		churn=$!
 		if start $t signal; then
