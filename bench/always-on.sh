@@ -54,7 +54,7 @@ boot aon-cost "always-on.sh:cost:$reps:$scale:$nsw" '^aonsw: ' DS_QEMU_ICOUNT=0
 boot aon-mem "always-on.sh:mem:$nwin:$pwin" '^aonmem: '
 
 python3 - "$out" "$results" "$reps" "$scale" "$nsw" "$nwin" "$pwin" << 'EOF'
-import re, statistics, sys
+import re, statistics, sys, time
 out, results, reps, scale, nsw, nwin, pwin = sys.argv[1:]
 
 def kv(line):
@@ -85,7 +85,8 @@ name = {"deferstack": "deferstack record -a, defer mode (the service's command)"
         "perf7": "perf 7.x record -a --call-graph fp,defer --switch-output"}
 o = []
 w = o.append
-w("Always-on profiling of the whole guest (2 CPUs) at 99 Hz, fast kernel, `bench/always-on.sh`.")
+w("Always-on profiling of the whole guest (2 CPUs) at 99 Hz, fast kernel, `bench/always-on.sh`, "
+  "%s." % time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
 w("")
 for l in info("aon-cost") + info("aon-mem"):
     w("- `%s`" % l.lstrip("# "))
