@@ -300,9 +300,42 @@ int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
 
 struct ksym {
 	uint64_t addr;
-	size_t off, len;	/* its line in the kept text */
+	size_t off, len;	/* its line in the text kept */
+	bool edge;		/* _text, _stext: always kept */
 	bool keep;
 };
+
+/*
+ * The kernel's own text symbols ([_stext, _etext), [_sinittext,
+ * _einittext)) of the last read of
+ * /proc/kallsyms, sorted by address, with their lines: fixed for the boot
+ * (modules, BPF programs and trampolines live outside the kernel image),
+ * so a window whose sampled kernel addresses all fall in there takes its
+ * symbols from here instead of reading /proc/kallsyms again.
+ */
+struct ksym_cache {
+	struct ksym *v;
+	size_t n;
+	char *text;
+	uint64_t stext, etext, sinit, einit;
+};
+
+/* In the kernel's text or its init text (the return addresses at the
+ * bottom of the boot CPU's idle task are there, freed or not)? */
+static bool in_kernel_text(const struct ksym_cache *kc, uint64_t a)
+{
+	return (a >= kc->stext && a < kc->etext) || (a >= kc->sinit && a < kc->einit);
+}
+
+void kallsyms_cache_free(struct rec *r)
+{
+	if (r->kc) {
+		free(r->kc->v);
+		free(r->kc->text);
+		free(r->kc);
+		r->kc = NULL;
+	}
+}
 
 static int cmp_ksym(const void *a, const void *b)
 {
@@ -315,9 +348,9 @@ static int cmp_ksym(const void *a, const void *b)
 
 static int cmp_off(const void *a, const void *b)
 {
-	const struct ksym *x = a, *y = b;
+	const struct ksym *const *x = a, *const *y = b;
 
-	return x->off < y->off ? -1 : x->off > y->off;
+	return (*x)->off < (*y)->off ? -1 : (*x)->off > (*y)->off;
 }
 
 /* "ADDR T NAME..." of /proc/kallsyms: the address and the type, or false. */
@@ -351,6 +384,60 @@ static bool is_name(const char *name, const char *want)
 					    name[n] == ' ' || name[n] == '\t');
 }
 
+/* Are all the sampled kernel addresses in the cached kernel text? */
+static bool kips_in_cache(const struct rec *r)
+{
+	const struct ksym_cache *kc = r->kc;
+
+	if (!kc || !kc->n || kc->etext <= kc->stext)
+		return false;
+	for (size_t i = 0; i < r->kips.cap; i++) {
+		uint64_t ip = r->kips.s[i].key;
+
+		if (r->kips.s[i].val && !in_kernel_text(kc, ip))
+			return false;
+	}
+	return true;
+}
+
+/* The kernel's own text symbols of a read (v sorted by address) into the
+ * cache, replacing what it had. */
+static void cache_kernel_text(struct rec *r, const struct ksym *v, size_t n, const char *text,
+			      const uint64_t edges[4])
+{
+	struct ksym_cache *kc;
+	size_t cap = 0, tcap = 0, tlen = 0;
+
+	kallsyms_cache_free(r);
+	if (!edges[0] || edges[1] <= edges[0])
+		return;
+	kc = calloc(1, sizeof(*kc));
+	if (!kc)
+		return;
+	kc->stext = edges[0];
+	kc->etext = edges[1];
+	if (edges[3] > edges[2]) {
+		kc->sinit = edges[2];
+		kc->einit = edges[3];
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].edge && !in_kernel_text(kc, v[i].addr))
+			continue;
+		if (cli_grow(&kc->v, &cap, kc->n + 1, sizeof(*kc->v)) ||
+		    cli_grow(&kc->text, &tcap, tlen + v[i].len, 1)) {
+			free(kc->v);
+			free(kc->text);
+			free(kc);
+			return;	/* no cache: the next window reads the file */
+		}
+		memcpy(kc->text + tlen, text + v[i].off, v[i].len);
+		kc->v[kc->n] = v[i];
+		kc->v[kc->n++].off = tlen;
+		tlen += v[i].len;
+	}
+	r->kc = kc;
+}
+
 /*
  * FILE.kallsyms: only the kernel symbols that cover the sampled kernel
  * addresses (for each, every text symbol at the greatest start at or
@@ -358,25 +445,38 @@ static bool is_name(const char *name, const char *want)
  * /proc/kallsyms' order: a few KB instead of a 5 MB copy per recording.
  * Written at the end of the recording or window (when OUT is a regular
  * file); a recorder that is killed leaves none, and report falls back to
- * /proc/kallsyms.  One read of /proc/kallsyms (the kernel formats every
- * line of it: most of a window switch's time), its text lines kept in
- * memory meanwhile.  0, or -errno of a failed write (reported).
+ * /proc/kallsyms.  Reading /proc/kallsyms (the kernel formats every line
+ * of it) is most of a window switch's time: it is read once, its text
+ * lines kept in memory meanwhile, and a window whose kernel addresses are
+ * all in the kernel's own text takes them from the last read (ksym_cache).
+ * 0, or -errno of a failed write (reported).
  */
 int save_kallsyms(struct rec *r, const char *out)
 {
 	char path[4096], *line = NULL;
-	struct ksym *v = NULL;
+	struct ksym *v = NULL, **kept = NULL;
 	char *text = NULL;
-	size_t n = 0, cap = 0, tlen = 0, tcap = 0, nl = 0, lcap = 0;
+	size_t n = 0, cap = 0, tlen = 0, tcap = 0, nl = 0, lcap = 0, nk = 0, kcap = 0;
+	/* _stext, _etext, _sinittext, _einittext */
+	static const char *const edge_names[4] = { "_stext", "_etext", "_sinittext", "_einittext" };
+	uint64_t edges[4] = { 0 };
 	ssize_t got;
 	FILE *in, *o;
-	bool nonzero = false, sorted = true;
+	bool nonzero = false, sorted = true, cached;
 	int err = 0;
 
 	if (is_special(out))
 		return 0;	/* no /dev/null.kallsyms, no -.kallsyms */
 	if (snprintf(path, sizeof(path), "%s.kallsyms", out) >= (int)sizeof(path))
 		return 0;
+	cached = kips_in_cache(r);
+	r->kallsyms_reads += !cached;
+	if (cached) {
+		v = r->kc->v;
+		n = r->kc->n;
+		text = r->kc->text;
+		goto mark;
+	}
 	in = fopen("/proc/kallsyms", "r");
 	if (!in)
 		return 0;
@@ -391,6 +491,9 @@ int save_kallsyms(struct rec *r, const char *out)
 			bool edge = is_name(name, "_text") || is_name(name, "_stext");
 
 			nonzero |= a != 0;
+			for (int e = 0; e < 4; e++)
+				if (is_name(name, edge_names[e]))
+					edges[e] = a;
 			if (t == 't' || t == 'T' || t == 'w' || t == 'W' || edge) {
 				if (cli_grow(&v, &cap, n + 1, sizeof(*v)) ||
 				    cli_grow(&text, &tcap, tlen + len, 1)) {
@@ -399,7 +502,7 @@ int save_kallsyms(struct rec *r, const char *out)
 				}
 				memcpy(text + tlen, line, len);
 				sorted &= !n || v[n - 1].addr <= a;
-				v[n++] = (struct ksym){ a, tlen, len, edge };
+				v[n++] = (struct ksym){ a, tlen, len, edge, false };
 				tlen += len;
 			}
 		}
@@ -421,6 +524,11 @@ int save_kallsyms(struct rec *r, const char *out)
 	/* by address (most of the file already is), the line order kept */
 	if (!sorted)
 		qsort(v, n, sizeof(*v), cmp_ksym);
+	if (r->o.switch_mode)
+		cache_kernel_text(r, v, n, text, edges);
+mark:
+	for (size_t k = 0; k < n; k++)
+		v[k].keep = v[k].edge;
 	/* every sampled kernel address keeps the symbols at its start */
 	for (size_t i = 0; i < r->kips.cap; i++) {
 		uint64_t ip = r->kips.s[i].key;
@@ -439,25 +547,31 @@ int save_kallsyms(struct rec *r, const char *out)
 		for (size_t k = lo; k-- > 0 && v[k].addr == v[lo - 1].addr;)
 			v[k].keep = true;
 	}
-	if (!sorted)
-		qsort(v, n, sizeof(*v), cmp_off);
+	/* the kept ones in the file's order */
+	for (size_t k = 0; k < n && !err; k++)
+		if (v[k].keep) {
+			if (cli_grow(&kept, &kcap, nk + 1, sizeof(*kept)))
+				err = -ENOMEM;
+			else
+				kept[nk++] = &v[k];
+		}
+	if (err) {
+		die_msg("cannot save kernel symbols: %s", strerror(-err));
+		goto out;
+	}
+	if (nk)
+		qsort(kept, nk, sizeof(*kept), cmp_off);
 	o = fopen(path, "w");
 	if (!o) {
 		err = -errno;
-		free(v);
-		free(text);
 		die_msg("cannot create %s: %s", path, strerror(-err));
-		return err;
+		goto out;
 	}
-	for (size_t k = 0; k < n && !err; k++) {
-		if (!v[k].keep)
-			continue;
+	for (size_t k = 0; k < nk && !err; k++) {
 		errno = 0;
-		if (fwrite(text + v[k].off, 1, v[k].len, o) != v[k].len)
+		if (fwrite(text + kept[k]->off, 1, kept[k]->len, o) != kept[k]->len)
 			err = errno ? -errno : -EIO;
 	}
-	free(v);
-	free(text);
 	if (!err)
 		err = cli_stream_err(o);
 	errno = 0;
@@ -466,6 +580,12 @@ int save_kallsyms(struct rec *r, const char *out)
 	if (err) {
 		die_msg("writing %s: %s", path, strerror(-err));
 		unlink(path);
+	}
+out:
+	free(kept);
+	if (!cached) {
+		free(v);
+		free(text);
 	}
 	return err;
 }

@@ -741,6 +741,8 @@ void window_summary(const struct rec *r)
 	fprintf(stderr, PROG ": summary of all windows: %" PRIu64 " samples, %" PRIu64
 		" deferred records, %" PRIu64 " lost\n", r->nr_samples, r->nr_deferred,
 		r->nr_lost);
+	if (getenv("DEFERSTACK_TEST_KALLSYMS_READS"))
+		fprintf(stderr, PROG ": /proc/kallsyms read %lu times\n", r->kallsyms_reads);
 	if (r->nr_pauses || r->nr_dropped)
 		fprintf(stderr, PROG ": disk full: %lu pause%s, %" PRIu64 " samples not recorded "
 			"while paused, %" PRIu64 " records dropped at a failed write\n", r->nr_pauses,

@@ -123,6 +123,7 @@ static void cleanup(struct rec *r)
 	tab_free(&r->objs);
 	tab_free(&r->kips);
 	maps_free(r);
+	kallsyms_cache_free(r);
 	free(r->side.pids);
 }
 

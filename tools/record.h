@@ -77,6 +77,8 @@ struct cpu_buf {
 	size_t fd_first, fd_end;
 };
 
+struct ksym_cache;
+
 struct rec {
 	struct ropts o;
 	struct side_data side;	/* FILE.vdso and FILE.perf-maps/, saved at the end */
@@ -108,6 +110,10 @@ struct rec {
 	 * processes whose maps neither /proc nor these gave, and whether
 	 * that was said */
 	struct tab maps, maps_paths;
+	/* --switch-output: the kernel's own text symbols of the last read of
+	 * /proc/kallsyms (tools/record-synth.c) */
+	struct ksym_cache *kc;
+	unsigned long kallsyms_reads;	/* of /proc/kallsyms, whole */
 	unsigned long maps_unread;
 	bool maps_said;
 	struct tab kips;	/* sampled kernel addresses (a set) */
@@ -311,6 +317,7 @@ int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end, uint64_t 
 int maps_note(struct rec *r, const struct perf_event_header *h);
 int maps_synth(struct rec *r, pid_t pid, bool *found);
 void maps_free(struct rec *r);
+void kallsyms_cache_free(struct rec *r);
 /* The kernel MMAP record perf needs (nothing if _text is hidden). */
 int synth_kernel(struct rec *r);
 /* COMM and executable mappings of an existing process / of all. */

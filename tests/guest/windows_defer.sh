@@ -126,8 +126,8 @@ check "per task: the windows together have the stitched read and spin chains" \
 # middle of the second switch closes the last one; each window whole
 /tests/example_workload 60000 8388608 > /dev/null &
 wl=$!
-DEFERSTACK_TEST_SWITCH_DELAY=1 deferstack record --mode defer -a -F 499 --switch-output \
-	-o sig.data 2> sig.log &
+DEFERSTACK_TEST_SWITCH_DELAY=1 DEFERSTACK_TEST_KALLSYMS_READS=1 \
+	deferstack record --mode defer -a -F 499 --switch-output -o sig.data 2> sig.log &
 rec=$!
 wait_windows sig.data 1
 sleep 1
@@ -164,6 +164,16 @@ check "-a: few samples without their record at a boundary ($end of $stitched sti
 	"[ $stitched -ge 100 ] && [ $((end * 20)) -le $stitched ]"
 check "-a: the windows together have the stitched read and spin chains" \
 	"cat sig.data.*.folded | grep -q '$read_chain' && cat sig.data.*.folded | grep -q '$spin_chain'"
+# A window whose sampled kernel addresses are all in the kernel's own text
+# (no modules here) takes its kernel symbols from the first read of
+# /proc/kallsyms: each window names the kernel's read path all the same.
+reads=$(sed -n 's/^deferstack: \/proc\/kallsyms read \([0-9]*\) times$/\1/p' sig.log)
+named=0
+for w in $(windows sig.data); do
+	grep -q 'wl_syscall3;.*\(read_zero\|vfs_read\|ksys_read\)' "$w.folded" && named=$((named + 1))
+done
+check "-a: /proc/kallsyms read once for 3 windows (${reads:-?}), each window's kernel read path named ($named)" \
+	"[ '${reads:-0}' -eq 1 ] && [ $named -eq 3 ]"
 
 # --- as deferstack-profiler.service runs it: user nobody, CAP_PERFMON
 # only (tests/guest/as_service.c), its command with the unit's defaults.
