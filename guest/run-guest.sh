@@ -29,7 +29,7 @@ fast|debug|ref) image=$(ds_guest_image "$kernel") || exit 1 ;;
 *) image=$kernel; kernel=$(basename "$kernel") ;;
 esac
 # Software emulation: the debug kernel (KASAN, lockdep) boots and runs slowly.
-[ -n "$timeout" ] || case $kernel in debug) timeout=1800 ;; *) timeout=900 ;; esac
+[ -n "$timeout" ] || case $kernel in debug) timeout=2400 ;; *) timeout=900 ;; esac
 # and samples less often, or the sampling interrupts eat the emulated CPUs.
 scale=1
 [ "$kernel" = debug ] && scale=${DS_DEBUG_PERIOD_SCALE:-4}
