@@ -145,7 +145,9 @@ struct rec {
 	bool spooling;
 	/* test hooks (tests/cli/check-winrobust.sh): DEFERSTACK_TEST_SWITCH_DELAY
 	 * seconds of extra work in each switch, DEFERSTACK_TEST_SWITCH_NODRAIN
-	 * no spool (the rings wait, as before) */
+	 * no spool (the rings wait, as before); DEFERSTACK_TEST_KALLSYMS_READS
+	 * (tests/guest/windows_defer.sh): the whole reads of /proc/kallsyms
+	 * said with the summary */
 	double test_delay;
 	bool test_nodrain;
 	/* a full disk (ENOSPC, EDQUOT): the counters at the last round
