@@ -239,38 +239,6 @@ int synth_start(struct rec *r, bool all)
 	return err;
 }
 
-/* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
- * the synthesized kernel MMAP record that perf needs. */
-static uint64_t kallsyms_text(void)
-{
-	char line[512];
-	uint64_t text = 0;
-	FILE *in = fopen("/proc/kallsyms", "r");
-
-	if (!in)
-		return 0;
-	while (fgets(line, sizeof(line), in)) {
-		unsigned long long a;
-		char t, name[256];
-
-		if (sscanf(line, "%llx %c %255s", &a, &t, name) == 3 && !strcmp(name, "_text")) {
-			text = a;
-			break;
-		}
-	}
-	fclose(in);
-	return text;
-}
-
-int synth_kernel(struct rec *r)
-{
-	uint64_t ktext = kallsyms_text();
-
-	if (!ktext)
-		return 0;
-	return synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
-}
-
 /* Remember the kernel addresses of a sample (its kernel ip and the kernel
  * part of its callchain): the kernel symbols the report will need. */
 int note_kernel_ips(struct rec *r, const struct perf_event_header *h)
@@ -318,6 +286,7 @@ struct ksym_cache {
 	size_t n;
 	char *text;
 	uint64_t stext, etext, sinit, einit;
+	uint64_t ktext;		/* _text */
 };
 
 /* In the kernel's text or its init text (the return addresses at the
@@ -400,10 +369,49 @@ static bool kips_in_cache(const struct rec *r)
 	return true;
 }
 
+/* _text from /proc/kallsyms (0 if unknown or hidden by kptr_restrict), for
+ * the synthesized kernel MMAP record that perf needs; in a window after the
+ * first, from the last whole read (ksym_cache: fixed for the boot). */
+static uint64_t kallsyms_text(const struct rec *r)
+{
+	char *line = NULL;
+	size_t cap = 0;
+	uint64_t text = 0;
+	FILE *in;
+
+	if (r->kc && r->kc->ktext)
+		return r->kc->ktext;
+	in = fopen("/proc/kallsyms", "r");
+	if (!in)
+		return 0;
+	while (getline(&line, &cap, in) > 0) {
+		const char *name;
+		uint64_t a;
+		char t;
+
+		if (ksym_line(line, &a, &t, &name) && is_name(name, "_text")) {
+			text = a;
+			break;
+		}
+	}
+	free(line);
+	fclose(in);
+	return text;
+}
+
+int synth_kernel(struct rec *r)
+{
+	uint64_t ktext = kallsyms_text(r);
+
+	if (!ktext)
+		return 0;
+	return synth_mmap(r, -1, ktext, UINT64_MAX, ktext, "[kernel.kallsyms]_text", true);
+}
+
 /* The kernel's own text symbols of a read (v sorted by address) into the
  * cache, replacing what it had. */
 static void cache_kernel_text(struct rec *r, const struct ksym *v, size_t n, const char *text,
-			      const uint64_t edges[4])
+			      const uint64_t edges[5])
 {
 	struct ksym_cache *kc;
 	size_t cap = 0, tcap = 0, tlen = 0;
@@ -416,6 +424,7 @@ static void cache_kernel_text(struct rec *r, const struct ksym *v, size_t n, con
 		return;
 	kc->stext = edges[0];
 	kc->etext = edges[1];
+	kc->ktext = edges[4];
 	if (edges[3] > edges[2]) {
 		kc->sinit = edges[2];
 		kc->einit = edges[3];
@@ -457,9 +466,10 @@ int save_kallsyms(struct rec *r, const char *out)
 	struct ksym *v = NULL, **kept = NULL;
 	char *text = NULL;
 	size_t n = 0, cap = 0, tlen = 0, tcap = 0, nl = 0, lcap = 0, nk = 0, kcap = 0;
-	/* _stext, _etext, _sinittext, _einittext */
-	static const char *const edge_names[4] = { "_stext", "_etext", "_sinittext", "_einittext" };
-	uint64_t edges[4] = { 0 };
+	static const char *const edge_names[5] = {
+		"_stext", "_etext", "_sinittext", "_einittext", "_text"
+	};
+	uint64_t edges[5] = { 0 };
 	ssize_t got;
 	FILE *in, *o;
 	bool nonzero = false, sorted = true, cached;
@@ -491,7 +501,7 @@ int save_kallsyms(struct rec *r, const char *out)
 			bool edge = is_name(name, "_text") || is_name(name, "_stext");
 
 			nonzero |= a != 0;
-			for (int e = 0; e < 4; e++)
+			for (int e = 0; e < 5; e++)
 				if (is_name(name, edge_names[e]))
 					edges[e] = a;
 			if (t == 't' || t == 'T' || t == 'w' || t == 'W' || edge) {
