@@ -33,11 +33,6 @@ static bool same_pid(const void *val, const void *arg)
 	return ((const struct pmaps *)val)->pid == *(const uint32_t *)arg;
 }
 
-static bool same_str(const void *val, const void *arg)
-{
-	return !strcmp(val, arg);
-}
-
 static struct pmaps *pmaps_get(struct rec *r, uint32_t pid)
 {
 	return tab_get(&r->maps, pid, same_pid, &pid);
@@ -70,7 +65,7 @@ static struct pmaps *pmaps_new(struct rec *r, uint32_t pid)
 static const char *intern(struct rec *r, const char *s)
 {
 	uint64_t key = cli_hash_str(s);
-	char *p = tab_get(&r->maps_paths, key, same_str, s);
+	char *p = tab_get(&r->maps_paths, key, tab_same_str, s);
 
 	if (p)
 		return p;

@@ -14,12 +14,6 @@
 
 #include "record.h"
 
-
-static bool same_path(const void *val, const void *arg)
-{
-	return !strcmp(val, arg);
-}
-
 /* Remember the file of a user MMAP/MMAP2 record, for its build-id. */
 int note_object(struct rec *r, const struct perf_event_header *h)
 {
@@ -32,7 +26,7 @@ int note_object(struct rec *r, const struct perf_event_header *h)
 	    ev.filename[0] != '/')
 		return 0;	/* anonymous, [vdso], [heap], ... */
 	key = cli_hash_str(ev.filename);
-	if (tab_get(&r->objs, key, same_path, ev.filename))
+	if (tab_get(&r->objs, key, tab_same_str, ev.filename))
 		return 0;
 	p = strdup(ev.filename);
 	if (!p || tab_put(&r->objs, key, p)) {

@@ -2,6 +2,7 @@
 /* The CLI's hash table: see tab.h. */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "tab.h"
@@ -92,4 +93,9 @@ void tab_free(struct tab *t)
 	free(t->s);
 	t->s = NULL;
 	t->cap = t->used = 0;
+}
+
+bool tab_same_str(const void *val, const void *arg)
+{
+	return !strcmp(val, arg);
 }

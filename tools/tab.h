@@ -38,6 +38,8 @@ int tab_put(struct tab *t, uint64_t key, void *val);
 void *tab_del(struct tab *t, uint64_t key, tab_eq eq, const void *arg);
 /* Free the slots (not the values); the table is empty after. */
 void tab_free(struct tab *t);
+/* A tab_eq for values that are strings: val equals the string arg. */
+bool tab_same_str(const void *val, const void *arg);
 
 /* Iterate: for (size_t i = 0; i < t->cap; i++) if (t->s[i].val) ... */
 
