@@ -65,6 +65,16 @@ read_windows() {
 		end=$((end + ${e:-0}))
 	done
 }
+# sums_match WHAT LOG: the samples and deferred records of all windows
+# (read_windows' sums) are the recorder's, from its summary in LOG
+sums_match() {
+	s_said=$(said sample "$2")
+	d_said=$(said deferred "$2")
+	check "$1: samples of all windows ($samples) = the recorder's (${s_said:-none})" \
+		"[ $samples -eq ${s_said:--1} ]"
+	check "$1: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
+		"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
+}
 read_chain='wl_read_top;wl_read_mid;wl_read_leaf;wl_syscall3'
 spin_chain='wl_spin_top;wl_spin_mid;wl_spin_leaf'
 
@@ -105,14 +115,9 @@ sed 's/^/# /' t.log
 check "per task, defer mode, 1 s windows: exit 0, $(nwin t.data) windows (>= 3)" \
 	"[ $rc -eq 0 ] && [ $(nwin t.data) -ge 3 ]"
 read_windows t.data
-s_said=$(said sample t.log)
-d_said=$(said deferred t.log)
 check "per task: every window read, none unfinished ($unread, $unfinished)" \
 	"[ $unread -eq 0 ] && [ $unfinished -eq 0 ]"
-check "per task: samples of all windows ($samples) = the recorder's (${s_said:-none})" \
-	"[ $samples -eq ${s_said:--1} ]"
-check "per task: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
-	"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
+sums_match "per task" t.log
 # A record read after its window closed is written to that window, so no
 # window ends with a sample waiting for its record, unless the task stays
 # in the kernel longer than the old window waits for it (1 s): a few 8 MiB
@@ -157,14 +162,9 @@ kill $wl 2> /dev/null
 wait $wl 2> /dev/null
 sed 's/^/# /' sig.log
 read_windows sig.data
-s_said=$(said sample sig.log)
-d_said=$(said deferred sig.log)
 check "-a, SIGHUP, SIGHUP, SIGTERM mid-switch: exit 0, 3 windows ($(nwin sig.data)), each read, none unfinished" \
 	"[ $rc -eq 0 ] && [ $(nwin sig.data) -eq 3 ] && [ $unread -eq 0 ] && [ $unfinished -eq 0 ]"
-check "-a: samples of all windows ($samples) = the recorder's (${s_said:-none})" \
-	"[ $samples -eq ${s_said:--1} ]"
-check "-a: deferred records of all windows ($deferred) = the recorder's (${d_said:-none})" \
-	"[ $deferred -eq ${d_said:--1} ] && [ $deferred -gt 0 ]"
+sums_match "-a" sig.log
 # -a: a task sampled just before a switch may return to user space only
 # after the old window's wait (1 s): a few may miss their record.
 check "-a: few samples without their record at a boundary ($end of $stitched stitched)" \
