@@ -482,6 +482,48 @@ static int case_full_buffer(void)
 }
 
 /*
+ * When a session misses a record: each sample of @i without one, and which
+ * sessions have a record of that kernel entry (the whole entry's delivery
+ * lost, or this session's ask alone).
+ */
+static void explain_unmatched(const struct bufset *b, int i, uint32_t tid)
+{
+	const struct ds_collect *c = &b->col[i];
+	int shown = 0;
+
+	for (long n = 0; n < c->n && shown < 8; n++) {
+		const struct ds_rec *r = &c->recs[n];
+		char others[3 * MAXBUF + 1] = "";
+		int with = 0, sampled = 0;
+		long count;
+
+		if (r->deferred || r->tid != tid || !r->cookie ||
+		    ds_find_record(c, tid, r->cookie, &count))
+			continue;
+		for (int j = 0; j < b->n; j++) {
+			long k;
+
+			if (j == i)
+				continue;
+			for (k = 0; k < b->col[j].n; k++)
+				if (!b->col[j].recs[k].deferred && b->col[j].recs[k].cookie == r->cookie)
+					break;
+			sampled += k < b->col[j].n;
+			if (ds_find_record(&b->col[j], tid, r->cookie, &count)) {
+				with++;
+				snprintf(others + strlen(others), sizeof(others) - strlen(others),
+					 " %d", j);
+			}
+		}
+		printf("# session %d: sample %ld of %ld (time %llu, cpu %u, cookie %#llx, %llu ips) has no record; %d other sessions sampled that entry, %d have its record:%s\n",
+		       i, n, c->n, (unsigned long long)r->time, r->cpu,
+		       (unsigned long long)r->cookie, (unsigned long long)r->nr, sampled, with,
+		       others);
+		shown++;
+	}
+}
+
+/*
  * Sixteen sessions sample one task at once. The first long system calls may
  * fall back to classic callchains while the task's room for asks grows; after
  * that warm-up every sample of every session has exactly its record.
@@ -528,6 +570,8 @@ static int case_sixteen(void)
 				  v.orphan_records <= 1 && v.classic_samples == 0 &&
 				  b.col[i].lost == 0,
 			 "session %d: every sample has exactly its record", i);
+		if (v.unmatched)
+			explain_unmatched(&b, i, (uint32_t)k.pid);
 	}
 	close_all(&b);
 	return failed;
