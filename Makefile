@@ -114,7 +114,7 @@ UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/%)
 
 check: $(UNIT_BIN) $(OUT)/san/deferstack $(OUT)/deferstack $(OUT)/tests/mkdata $(OUT)/tests/burn \
 	$(SO) $(OUT)/tests/resolve $(OUT)/tests/cxxburn $(OUT)/tests/symcmp $(OUT)/tests/wincarry \
-	$(OUT)/tests/churn
+	$(OUT)/tests/mapcarry $(OUT)/tests/churn
 	@$(MAKE) -s -C tests/unit/ehframe OUT=$(abspath $(OUT))/unit-ehframe check hostile \
 		> $(OUT)/unit-ehframe.log 2>&1 || \
 		{ tail -20 $(OUT)/unit-ehframe.log; echo "FAIL: tests/unit/ehframe (log: $(OUT)/unit-ehframe.log)"; exit 1; }
@@ -203,9 +203,10 @@ $(OUT)/tests/resolve: tests/cli/resolve.c tests/unit/streams.h $(OUT)/libdeferst
 	$(CC) $(CPPFLAGS) -Itests/unit $(WARN) -O1 -g $(SAN) $< -o $@ \
 		$(OUT)/libdeferstack-san.a $(LDLIBS)
 
-# record windows in defer mode, on the CLI's own objects (not its main)
-$(OUT)/tests/wincarry: tests/cli/wincarry.c $(filter-out %/deferstack.o,$(CLI_SRC:%.c=$(OUT)/san/%.o)) \
-		$(OUT)/libdeferstack-san.a
+# record windows in defer mode, and the mappings carried between windows,
+# on the CLI's own objects (not its main)
+$(OUT)/tests/wincarry $(OUT)/tests/mapcarry: $(OUT)/tests/%: tests/cli/%.c \
+		$(filter-out %/deferstack.o,$(CLI_SRC:%.c=$(OUT)/san/%.o)) $(OUT)/libdeferstack-san.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) -Itools $(WARN) -O1 -g $(SAN) $< -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 

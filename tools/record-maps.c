@@ -17,13 +17,19 @@
  * executable and its libraries). */
 #define PMAPS_MAX 4096
 
-struct pmap {
-	uint64_t start, len, pgoff;
-	const char *path;	/* interned in r->maps_paths */
-};
-
+/*
+ * The rings of the CPUs are read one after the other, so what a process did
+ * on two CPUs comes here out of order: its new image's MMAP read before the
+ * exec's COMM, a child's MMAP before its FORK, a dead process's last MMAP
+ * after its EXIT.  Each mapping keeps the time of its record and each
+ * process the time its address space began (fork or exec), and every
+ * change is made by those times, not by the order of reading.  Records
+ * synthesized from /proc have time 0: they fill in what no record of the
+ * kernel said, and lose to anything it said.
+ */
 struct pmaps {
 	uint32_t pid;
+	uint64_t since;		/* time of the fork or exec that began it */
 	size_t n, cap;
 	struct pmap *v;
 };
@@ -33,7 +39,7 @@ static bool same_pid(const void *val, const void *arg)
 	return ((const struct pmaps *)val)->pid == *(const uint32_t *)arg;
 }
 
-static struct pmaps *pmaps_get(struct rec *r, uint32_t pid)
+static struct pmaps *pmaps_get(const struct rec *r, uint32_t pid)
 {
 	return tab_get(&r->maps, pid, same_pid, &pid);
 }
@@ -62,6 +68,23 @@ static struct pmaps *pmaps_new(struct rec *r, uint32_t pid)
 	return p;
 }
 
+static struct pmaps *pmaps_get_new(struct rec *r, uint32_t pid)
+{
+	struct pmaps *p = pmaps_get(r, pid);
+
+	return p ? p : pmaps_new(r, pid);
+}
+
+/* Forget the mappings noted before time t (an address space that ended). */
+static void forget_before(struct pmaps *p, uint64_t t)
+{
+	for (size_t i = 0; i < p->n;)
+		if (p->v[i].time < t)
+			p->v[i] = p->v[--p->n];
+		else
+			i++;
+}
+
 static const char *intern(struct rec *r, const char *s)
 {
 	uint64_t key = cli_hash_str(s);
@@ -77,44 +100,118 @@ static const char *intern(struct rec *r, const char *s)
 	return p;
 }
 
-static int add_map(struct rec *r, const struct ds_event *ev)
+static int append(struct pmaps *p, const struct pmap *m)
 {
-	struct pmaps *p = pmaps_get(r, ev->pid);
-	const char *path = intern(r, ev->filename);
-
-	if (!path || (!p && !(p = pmaps_new(r, ev->pid))))
-		return -ENOMEM;
-	/* the same start mapped again replaces what was there */
-	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].start == ev->start) {
-			p->v[i] = (struct pmap){ ev->start, ev->len, ev->pgoff, path };
-			return 0;
-		}
 	if (p->n >= PMAPS_MAX)
 		return 0;
 	if (cli_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
 		return -ENOMEM;
-	p->v[p->n++] = (struct pmap){ ev->start, ev->len, ev->pgoff, path };
+	p->v[p->n++] = *m;
 	return 0;
 }
 
-/* A child process starts with its parent's mappings. */
-static int fork_maps(struct rec *r, uint32_t pid, uint32_t ppid)
+/*
+ * Map m into p as mmap() does: what it covers of earlier mappings is
+ * replaced (cut out of them, one split in two if m lies inside it).  A
+ * later mapping over any of its range was made after it: m is dropped.
+ */
+static int put_map(struct pmaps *p, const struct pmap *m)
 {
-	struct pmaps *parent = pmaps_get(r, ppid), *p;
+	uint64_t s = m->start, e = m->start + m->len;
 
-	pmaps_drop(r, pid);	/* a pid used again */
-	if (!parent || !parent->n)
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].start < e && p->v[i].start + p->v[i].len > s && p->v[i].time > m->time)
+			return 0;
+	for (size_t i = 0; i < p->n;) {
+		struct pmap *o = &p->v[i];
+		uint64_t oe = o->start + o->len;
+
+		if (oe <= s || o->start >= e) {
+			i++;
+		} else if (o->start < s && oe > e) {
+			struct pmap right = *o;
+
+			right.start = e;
+			right.len = oe - e;
+			right.pgoff += e - o->start;
+			o->len = s - o->start;
+			if (append(p, &right))
+				return -ENOMEM;
+			i++;
+		} else if (o->start < s) {
+			o->len = s - o->start;
+			i++;
+		} else if (oe > e) {
+			o->pgoff += e - o->start;
+			o->len = oe - e;
+			o->start = e;
+			i++;
+		} else {
+			p->v[i] = p->v[--p->n];	/* all of it */
+		}
+	}
+	return append(p, m);
+}
+
+static int add_map(struct rec *r, const struct ds_event *ev)
+{
+	struct pmaps *p = pmaps_get_new(r, ev->pid);
+	const char *path = intern(r, ev->filename);
+
+	if (!path || !p)
+		return -ENOMEM;
+	/* Of the address space before the exec or fork; not one from /proc,
+	 * which is the present's (where a record says otherwise, it wins). */
+	if (ev->time && ev->time < p->since)
 		return 0;
-	p = pmaps_new(r, pid);
+	return put_map(p, &(struct pmap){ ev->start, ev->len, ev->pgoff, ev->time, path });
+}
+
+/* exec at time t: a new address space, its mappings reported after this */
+static int exec_maps(struct rec *r, uint32_t pid, uint64_t t)
+{
+	struct pmaps *p = pmaps_get_new(r, pid);
+
 	if (!p)
 		return -ENOMEM;
-	p->v = malloc(parent->n * sizeof(*p->v));
-	if (!p->v)
-		return -ENOMEM;
-	memcpy(p->v, parent->v, parent->n * sizeof(*p->v));
-	p->n = p->cap = parent->n;
+	if (t >= p->since) {
+		forget_before(p, t);
+		p->since = t;
+	}
 	return 0;
+}
+
+/* A child process starts at time t with its parent's mappings of then. */
+static int fork_maps(struct rec *r, uint32_t pid, uint32_t ppid, uint64_t t)
+{
+	struct pmaps *parent = pmaps_get(r, ppid), *p = pmaps_get(r, pid);
+
+	if (p && t < p->since)
+		return 0;	/* a fork before the one that made this pid's process */
+	if (!p && !(parent && parent->n))
+		return 0;
+	if (!p && !(p = pmaps_new(r, pid)))
+		return -ENOMEM;
+	forget_before(p, t);	/* a process that had the pid before */
+	p->since = t;
+	/* the child's own mappings, if read already, are later: they win */
+	for (size_t i = 0; parent && i < parent->n; i++)
+		if (parent->v[i].time < t && put_map(p, &parent->v[i]))
+			return -ENOMEM;
+	return 0;
+}
+
+/* The process ended at time t: what it mapped goes; a later process that
+ * has its pid already (its FORK read first) keeps its own. */
+static void exit_maps(struct rec *r, uint32_t pid, uint64_t t)
+{
+	struct pmaps *p = pmaps_get(r, pid);
+
+	if (!p || t < p->since)
+		return;
+	forget_before(p, t + 1);
+	if (!p->n)
+		pmaps_drop(r, pid);
 }
 
 int maps_note(struct rec *r, const struct perf_event_header *h)
@@ -129,40 +226,45 @@ int maps_note(struct rec *r, const struct perf_event_header *h)
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
-		    !ev.filename)
+		    !ev.filename || !ev.len)
 			return 0;
 		return add_map(r, &ev);
 	case PERF_RECORD_COMM:
-		/* exec: a new address space, its mappings reported after this */
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			pmaps_drop(r, ev.pid);
-		return 0;
+		return h->misc & PERF_RECORD_MISC_COMM_EXEC ? exec_maps(r, ev.pid, ev.time) : 0;
 	case PERF_RECORD_FORK:
-		return ev.pid != ev.ppid ? fork_maps(r, ev.pid, ev.ppid) : 0;
+		return ev.pid != ev.ppid ? fork_maps(r, ev.pid, ev.ppid, ev.time) : 0;
 	case PERF_RECORD_EXIT:
 		if (ev.pid == ev.tid)
-			pmaps_drop(r, ev.pid);
+			exit_maps(r, ev.pid, ev.time);
 		return 0;
 	}
 	return 0;
 }
 
+const struct pmap *maps_of(const struct rec *r, uint32_t pid, size_t *n)
+{
+	const struct pmaps *p = pmaps_get(r, pid);
+
+	*n = p ? p->n : 0;
+	return p ? p->v : NULL;
+}
+
 int maps_synth(struct rec *r, pid_t pid, bool *found)
 {
-	struct pmaps *p = pmaps_get(r, (uint32_t)pid);
+	const struct pmap *cur;
 	struct pmap *v;
 	size_t n;
 	int err = 0;
 
-	*found = p && p->n;
+	cur = maps_of(r, (uint32_t)pid, &n);
+	*found = n > 0;
 	if (!*found)
 		return 0;
 	/* writing them notes them again: from a copy */
-	n = p->n;
 	v = malloc(n * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
-	memcpy(v, p->v, n * sizeof(*v));
+	memcpy(v, cur, n * sizeof(*v));
 	for (size_t i = 0; i < n && !err; i++)
 		err = synth_mmap(r, pid, v[i].start, v[i].start + v[i].len, v[i].pgoff,
 				 v[i].path, false);

@@ -318,6 +318,13 @@ int synth_mmap(struct rec *r, pid_t pid, uint64_t start, uint64_t end, uint64_t 
  * mappings noted for pid (*found: there were some); free them all. */
 int maps_note(struct rec *r, const struct perf_event_header *h);
 int maps_synth(struct rec *r, pid_t pid, bool *found);
+/* One mapping noted, with the time of its record (0: from /proc). */
+struct pmap {
+	uint64_t start, len, pgoff, time;
+	const char *path;	/* interned in r->maps_paths */
+};
+/* The mappings noted for pid now (*n of them, in no order). */
+const struct pmap *maps_of(const struct rec *r, uint32_t pid, size_t *n);
 void maps_free(struct rec *r);
 void kallsyms_cache_free(struct rec *r);
 /* The kernel MMAP record perf needs (nothing if _text is hidden). */

@@ -59,6 +59,12 @@ for f in A B; do
 		grep -q '^summary: 2 samples, 2 deferred records, 2 stitched (0 record-first), 0 complete, 0 unmatched' "$WD/carry/$f.err"
 done
 
+# --- the mappings carried to later windows for processes whose maps the
+# recorder may not read, fed out of order as the CPUs' rings give them: an
+# exec, a pid used again, a mapping over part of another (mapcarry)
+check "the mappings carried between windows follow exec, fork, exit and mmap in time order (mapcarry)" \
+	bash -c "'$OUT/tests/mapcarry' > '$WD/mapcarry.out' 2>&1 || { cat '$WD/mapcarry.out'; false; }"
+
 paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 3)
 if [ "$(id -u)" != 0 ] && [ "$paranoid" -gt 1 ]; then
 	skp "record --switch-output (needs root or perf_event_paranoid <= 1)"

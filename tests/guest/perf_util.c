@@ -421,3 +421,21 @@ int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *star
 	fclose(f);
 	return *start && hi && *end != ~0UL ? 0 : -1;
 }
+
+int ds_kernel_sym(uint64_t ip, char *buf, size_t len)
+{
+	unsigned long a, best = 0;
+	char type, name[128];
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	snprintf(buf, len, "%#llx", (unsigned long long)ip);
+	if (!f)
+		return -1;
+	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
+		if ((type == 't' || type == 'T') && a <= ip && a >= best) {
+			best = a;
+			snprintf(buf, len, "%s+%#lx", name, (unsigned long)(ip - a));
+		}
+	fclose(f);
+	return best ? 0 : -1;
+}

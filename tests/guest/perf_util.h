@@ -125,6 +125,12 @@ int ds_write_str(const char *path, const char *value);
 int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *start,
 			 unsigned long *end);
 
+/*
+ * The kernel text symbol and offset of @ip into @buf (the address alone when
+ * kallsyms has none): for diagnostics, one read of /proc/kallsyms per call.
+ */
+int ds_kernel_sym(uint64_t ip, char *buf, size_t len);
+
 static inline bool ds_is_kernel_ip(uint64_t ip)
 {
 	return ip >= 0xffff800000000000ULL && ip < (uint64_t)-4096;

@@ -201,6 +201,56 @@ static long deferred_records(const struct ds_collect *c)
 	return n;
 }
 
+/*
+ * When a buffer misses a record: each sample of @c without one (where it is
+ * in the buffer, its CPU, its kernel stack's first frames), and which of
+ * @others (the other sessions' buffers, if any) sampled that kernel entry and
+ * have its record: the whole entry's delivery lost, or this session's ask.
+ */
+static void explain_unmatched(const char *what, const struct ds_collect *c, uint32_t tid,
+			      const struct ds_collect *others, int n_others)
+{
+	long last = -1, shown = 0, count;
+
+	for (long n = 0; n < c->n; n++)
+		if (c->recs[n].deferred && c->recs[n].tid == tid)
+			last = n;
+	for (long n = 0; n < c->n && shown < 8; n++) {
+		const struct ds_rec *r = &c->recs[n];
+		char where[512] = "", sym[160], with[3 * MAXBUF + 1] = "";
+		int sampled = 0, have = 0;
+
+		if (r->deferred || r->tid != tid || !r->cookie ||
+		    ds_find_record(c, tid, r->cookie, &count))
+			continue;
+		for (uint64_t i = 0; i < r->nr && i < 6; i++) {
+			if (!ds_is_kernel_ip(r->ips[i]))
+				continue;
+			ds_kernel_sym(r->ips[i], sym, sizeof(sym));
+			snprintf(where + strlen(where), sizeof(where) - strlen(where), " %s", sym);
+		}
+		for (int j = 0; j < n_others; j++) {
+			long k;
+
+			for (k = 0; k < others[j].n; k++)
+				if (!others[j].recs[k].deferred && others[j].recs[k].cookie == r->cookie)
+					break;
+			sampled += k < others[j].n;
+			if (ds_find_record(&others[j], tid, r->cookie, &count)) {
+				have++;
+				snprintf(with + strlen(with), sizeof(with) - strlen(with), " %d", j);
+			}
+		}
+		printf("# %s: sample %ld of %ld (%s the last record, cpu %u, time %llu, cookie %#llx) has no record; kernel stack:%s\n",
+		       what, n, c->n, n > last ? "after" : "before", r->cpu,
+		       (unsigned long long)r->time, (unsigned long long)r->cookie, where);
+		if (n_others)
+			printf("#   of the %d buffers, %d sampled that entry (this one too), %d have its record:%s\n",
+			       n_others, sampled, have, with);
+		shown++;
+	}
+}
+
 /* The contract for one buffer (or one session's buffers merged into @c). */
 static void check_exact(int *failed, const char *what, const struct ds_collect *c, pid_t pid,
 			long min_samples, bool no_classic)
@@ -214,6 +264,8 @@ static void check_exact(int *failed, const char *what, const struct ds_collect *
 	DS_CHECK(failed, v.unmatched == 0 && v.unmatched_at_end == 0,
 		 "%s: every sample's record is in its buffer (%ld + %ld unmatched)", what,
 		 v.unmatched, v.unmatched_at_end);
+	if (v.unmatched || v.unmatched_at_end)
+		explain_unmatched(what, c, (uint32_t)pid, NULL, 0);
 	DS_CHECK(failed, v.dup_records == 0, "%s: one record per cookie (%ld dup)", what,
 		 v.dup_records);
 	DS_CHECK(failed, v.orphan_records == 0, "%s: no record it did not ask for (%ld)", what,
@@ -482,48 +534,6 @@ static int case_full_buffer(void)
 }
 
 /*
- * When a session misses a record: each sample of @i without one, and which
- * sessions have a record of that kernel entry (the whole entry's delivery
- * lost, or this session's ask alone).
- */
-static void explain_unmatched(const struct bufset *b, int i, uint32_t tid)
-{
-	const struct ds_collect *c = &b->col[i];
-	int shown = 0;
-
-	for (long n = 0; n < c->n && shown < 8; n++) {
-		const struct ds_rec *r = &c->recs[n];
-		char others[3 * MAXBUF + 1] = "";
-		int with = 0, sampled = 0;
-		long count;
-
-		if (r->deferred || r->tid != tid || !r->cookie ||
-		    ds_find_record(c, tid, r->cookie, &count))
-			continue;
-		for (int j = 0; j < b->n; j++) {
-			long k;
-
-			if (j == i)
-				continue;
-			for (k = 0; k < b->col[j].n; k++)
-				if (!b->col[j].recs[k].deferred && b->col[j].recs[k].cookie == r->cookie)
-					break;
-			sampled += k < b->col[j].n;
-			if (ds_find_record(&b->col[j], tid, r->cookie, &count)) {
-				with++;
-				snprintf(others + strlen(others), sizeof(others) - strlen(others),
-					 " %d", j);
-			}
-		}
-		printf("# session %d: sample %ld of %ld (time %llu, cpu %u, cookie %#llx, %llu ips) has no record; %d other sessions sampled that entry, %d have its record:%s\n",
-		       i, n, c->n, (unsigned long long)r->time, r->cpu,
-		       (unsigned long long)r->cookie, (unsigned long long)r->nr, sampled, with,
-		       others);
-		shown++;
-	}
-}
-
-/*
  * Sixteen sessions sample one task at once. The first long system calls may
  * fall back to classic callchains while the task's room for asks grows; after
  * that warm-up every sample of every session has exactly its record.
@@ -570,8 +580,12 @@ static int case_sixteen(void)
 				  v.orphan_records <= 1 && v.classic_samples == 0 &&
 				  b.col[i].lost == 0,
 			 "session %d: every sample has exactly its record", i);
-		if (v.unmatched)
-			explain_unmatched(&b, i, (uint32_t)k.pid);
+		if (v.unmatched || v.unmatched_at_end) {
+			char what[32];
+
+			snprintf(what, sizeof(what), "session %d", i);
+			explain_unmatched(what, &b.col[i], (uint32_t)k.pid, b.col, b.n);
+		}
 	}
 	close_all(&b);
 	return failed;
