@@ -215,6 +215,8 @@ static void explain_unmatched(const char *what, const struct ds_collect *c, uint
 	for (long n = 0; n < c->n; n++)
 		if (c->recs[n].deferred && c->recs[n].tid == tid)
 			last = n;
+	/* records the collector could not keep (too long, no tid) */
+	printf("# %s: %ld records lost, %ld not kept\n", what, c->lost, c->bad);
 	for (long n = 0; n < c->n && shown < 8; n++) {
 		const struct ds_rec *r = &c->recs[n];
 		char where[512] = "", sym[160], with[3 * MAXBUF + 1] = "";
