@@ -132,6 +132,34 @@ static int kid_phase(struct kid *k, const struct phase *ph, struct bufset *b, bo
 	}
 }
 
+/*
+ * Wait until the child sleeps in its read of the next phase: the phase's
+ * last kernel entry has then returned to user space, its samples and its
+ * record are in the buffers. A test that drains and starts counting afresh
+ * right after the ack could take the record of an entry that still samples
+ * (the child preempted on its way out, after its task_work) and count those
+ * samples without their record.
+ */
+static void kid_quiet(const struct kid *k)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)k->pid);
+	for (int i = 0; i < 2000; i++) {
+		FILE *f = fopen(path, "r");
+		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+		if (f)
+			fclose(f);
+		buf[n] = 0;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] == 'S')
+			return;
+		usleep(1000);
+	}
+	printf("# the child did not go to sleep after its phase\n");
+}
+
 /* Let the child exit (its pending unwind is flushed on the way) and reap it. */
 static int kid_stop(struct kid *k)
 {
@@ -502,6 +530,7 @@ static int case_full_buffer(void)
 	ioctl(b.fds[0], PERF_EVENT_IOC_ENABLE, 0);
 	/* Phase 1: nobody reads. */
 	DS_CHECK(&failed, kid_phase(&k, &ph, &b, false, 0) == 0, "unread phase ran");
+	kid_quiet(&k);
 	if (read(b.fds[0], lost, sizeof(lost)) != sizeof(lost))
 		failed++;
 	drain_all(&b);
@@ -557,6 +586,7 @@ static int case_sixteen(void)
 	}
 	set_all(&b, 0, b.n, PERF_EVENT_IOC_ENABLE);
 	DS_CHECK(&failed, kid_phase(&k, &warm, &b, true, 0) == 0, "warm-up phase ran");
+	kid_quiet(&k);
 	drain_all(&b);
 	for (int i = 0; i < b.n; i++) {
 		ds_collect_free(&b.col[i]);
