@@ -14,8 +14,13 @@ void ds_collect_record(const struct ds_event *ev, void *arg)
 	struct ds_collect *c = arg;
 	struct ds_rec *r;
 
+	c->seen++;
 	if (ev->type == PERF_RECORD_LOST) {
+		/* a zeroed collector has lost_at 0: the first LOST sets it */
+		if (!c->lost)
+			c->lost_at = c->n;
 		c->lost++;
+		c->lost_events += ev->lost;
 		return;
 	}
 	if (ev->type != PERF_RECORD_SAMPLE && ev->type != DS_RECORD_CALLCHAIN_DEFERRED) {

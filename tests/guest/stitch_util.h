@@ -32,6 +32,9 @@ struct ds_collect {
 	struct ds_rec *recs;
 	long n, cap;
 	long other, lost, bad;
+	uint64_t lost_events;		/* the sum of the LOST records' counts */
+	long lost_at;			/* n when the first LOST came (if lost) */
+	long seen;			/* records read, every task's */
 	int ring_id;			/* which buffer records came from (per-CPU tests) */
 	uint32_t only_tid;		/* keep only this task's records (0: all) */
 };
