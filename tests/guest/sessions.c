@@ -468,6 +468,7 @@ static int case_percpu_keys(void)
 		__u64 key = 100 + s;
 
 		sampling(&attr, s ? 170000 : 230000);
+		attr.read_format = PERF_FORMAT_LOST;
 		for (int cpu = 0; cpu < NCPU; cpu++) {
 			int e = add(&b, &attr, -1, cpu, 1024, k.pid);
 
@@ -486,6 +487,18 @@ static int case_percpu_keys(void)
 	set_all(&b, 0, b.n, PERF_EVENT_IOC_DISABLE);
 	DS_CHECK(&failed, kid_stop(&k) == 0, "workload exited");
 	drain_all(&b);
+	/*
+	 * What each buffer lost, as the event counts it: a PERF_RECORD_LOST
+	 * comes only with the next record written, and after the last
+	 * records (the disabled events' deliveries at the child's exit)
+	 * there is none.
+	 */
+	for (int i = 0; i < b.n; i++) {
+		__u64 rd[2];
+
+		if (read(b.fds[i], rd, sizeof(rd)) == sizeof(rd) && rd[1] > b.col[i].lost_events)
+			b.col[i].lost_events = rd[1];
+	}
 	for (int s = 0; s < 2; s++) {
 		struct ds_collect all = { 0 };
 		long moved = 0;
