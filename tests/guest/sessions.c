@@ -296,10 +296,11 @@ static void check_exact(int *failed, const char *what, const struct ds_collect *
 	DS_CHECK(failed, v.marker_samples >= min_samples, "%s: deferred samples (%ld >= %ld)",
 		 what, v.marker_samples, min_samples);
 	/*
-	 * A per-CPU event samples every task on its CPU: under load, a reader
-	 * late by a few seconds finds the buffer full, and the kernel says how
-	 * many records it could not write (PERF_RECORD_LOST), the records of
-	 * this task's samples among them. Those are the only misses allowed.
+	 * A full buffer loses records, and the kernel says how many (the
+	 * PERF_RECORD_LOST counts, or the events' own, which the caller may
+	 * put in lost_events): the only misses allowed. Per-CPU events sample
+	 * every task on their CPU, and on the debug kernel their buffers fill
+	 * while the reader is held up.
 	 */
 	DS_CHECK(failed, (uint64_t)(v.unmatched + v.unmatched_at_end) <= c->lost_events,
 		 "%s: every sample's record is in its buffer (%ld + %ld unmatched, %llu lost by a full buffer)",
