@@ -85,21 +85,6 @@ static void forget_before(struct pmaps *p, uint64_t t)
 			i++;
 }
 
-static const char *intern(struct rec *r, const char *s)
-{
-	uint64_t key = cli_hash_str(s);
-	char *p = tab_get(&r->maps_paths, key, tab_same_str, s);
-
-	if (p)
-		return p;
-	p = strdup(s);
-	if (!p || tab_put(&r->maps_paths, key, p)) {
-		free(p);
-		return NULL;
-	}
-	return p;
-}
-
 static int append(struct pmaps *p, const struct pmap *m)
 {
 	if (p->n >= PMAPS_MAX)
@@ -156,7 +141,7 @@ static int put_map(struct pmaps *p, const struct pmap *m)
 static int add_map(struct rec *r, const struct ds_event *ev)
 {
 	struct pmaps *p = pmaps_get_new(r, ev->pid);
-	const char *path = intern(r, ev->filename);
+	const char *path = tab_intern(&r->maps_paths, ev->filename);
 
 	if (!path || !p)
 		return -ENOMEM;
@@ -283,7 +268,5 @@ void maps_free(struct rec *r)
 		}
 	}
 	tab_free(&r->maps);
-	for (size_t i = 0; i < r->maps_paths.cap; i++)
-		free(r->maps_paths.s[i].val);
-	tab_free(&r->maps_paths);
+	tab_free_strs(&r->maps_paths);
 }

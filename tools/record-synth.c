@@ -18,22 +18,12 @@
 int note_object(struct rec *r, const struct perf_event_header *h)
 {
 	struct ds_event ev = { .sz = sizeof(ev) };
-	uint64_t key;
-	char *p;
 
 	if ((h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL ||
 	    ds_event_parse(h, h->size, SAMPLE_TYPE, true, &ev) || !ev.filename ||
 	    ev.filename[0] != '/')
 		return 0;	/* anonymous, [vdso], [heap], ... */
-	key = cli_hash_str(ev.filename);
-	if (tab_get(&r->objs, key, tab_same_str, ev.filename))
-		return 0;
-	p = strdup(ev.filename);
-	if (!p || tab_put(&r->objs, key, p)) {
-		free(p);
-		return -ENOMEM;
-	}
-	return 0;
+	return tab_intern(&r->objs, ev.filename) ? 0 : -ENOMEM;
 }
 
 /* The build-ids of the kernel and of every mapped ELF file that has one,

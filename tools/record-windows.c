@@ -351,14 +351,6 @@ static void say_window(const char *path, uint64_t samples, uint64_t deferred, ui
 		PRIu64 " lost, %.1f KiB\n", path, samples, deferred, lost, bytes / 1024.0);
 }
 
-static void free_objs(struct tab *t)
-{
-	for (size_t i = 0; i < t->cap; i++)
-		free(t->s[i].val);
-	tab_free(t);
-	memset(t, 0, sizeof(*t));
-}
-
 /* Close the previous window, kept open for deferred records. */
 static int close_prev(struct rec *r)
 {
@@ -375,7 +367,7 @@ static int close_prev(struct rec *r)
 	r->objs = p->objs;
 	r->path = p->path;
 	err = close_output(r, r->ncpu, r->argc, r->argv);
-	free_objs(&r->objs);
+	tab_free_strs(&r->objs);
 	r->w = cur;
 	r->objs = objs;
 	r->path = path;
@@ -507,7 +499,7 @@ static int window_close(struct rec *r, int err, bool last)
 	tab_free(&r->pend);
 	memset(&r->pend, 0, sizeof(r->pend));
 	e2 = close_output(r, r->ncpu, r->argc, r->argv);
-	free_objs(&r->objs);
+	tab_free_strs(&r->objs);
 	if (!err && e2)
 		err = write_err(r, e2);
 	if (err)
@@ -545,7 +537,7 @@ static int open_or_full(struct rec *r)
 			/* its maps did not fit: not a window without them */
 			close_output(r, r->ncpu, r->argc, r->argv);
 			unlink(r->win_path);
-			free_objs(&r->objs);
+			tab_free_strs(&r->objs);
 			tab_free(&r->kips);
 			memset(&r->kips, 0, sizeof(r->kips));
 			r->nr_windows--;

@@ -118,9 +118,7 @@ static void stop_child(struct rec *r)
 static void cleanup(struct rec *r)
 {
 	close_events(r);
-	for (size_t i = 0; i < r->objs.cap; i++)
-		free(r->objs.s[i].val);
-	tab_free(&r->objs);
+	tab_free_strs(&r->objs);
 	tab_free(&r->kips);
 	maps_free(r);
 	kallsyms_cache_free(r);

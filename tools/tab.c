@@ -99,3 +99,25 @@ bool tab_same_str(const void *val, const void *arg)
 {
 	return !strcmp(val, arg);
 }
+
+const char *tab_intern(struct tab *t, const char *s)
+{
+	uint64_t key = cli_hash_str(s);
+	char *p = tab_get(t, key, tab_same_str, s);
+
+	if (p)
+		return p;
+	p = strdup(s);
+	if (!p || tab_put(t, key, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void tab_free_strs(struct tab *t)
+{
+	for (size_t i = 0; i < t->cap; i++)
+		free(t->s[i].val);
+	tab_free(t);
+}

@@ -40,6 +40,11 @@ void *tab_del(struct tab *t, uint64_t key, tab_eq eq, const void *arg);
 void tab_free(struct tab *t);
 /* A tab_eq for values that are strings: val equals the string arg. */
 bool tab_same_str(const void *val, const void *arg);
+/* A table of strings keyed by cli_hash_str(): the copy of s in t, made if
+ * there is none; NULL when out of memory. */
+const char *tab_intern(struct tab *t, const char *s);
+/* Free such a table, its strings with it; it is empty after. */
+void tab_free_strs(struct tab *t);
 
 /* Iterate: for (size_t i = 0; i < t->cap; i++) if (t->s[i].val) ... */
 
