@@ -26,6 +26,11 @@ struct sid {
 	uint64_t id;
 };
 
+static struct sid sid_of(uint32_t pid, uint64_t time)
+{
+	return (struct sid){ .pid = pid, .tid = pid, .time = time };
+}
+
 static void note(struct rec *r, void *rec, size_t size, uint16_t type, uint16_t misc)
 {
 	struct perf_event_header *h = rec;
@@ -56,8 +61,7 @@ static void mmap2(struct rec *r, uint32_t pid, uint64_t start, uint64_t len, uin
 	ev.len = len;
 	ev.pgoff = pgoff;
 	snprintf(ev.path, sizeof(ev.path), "%s", path);
-	ev.sid.pid = ev.sid.tid = pid;
-	ev.sid.time = time;
+	ev.sid = sid_of(pid, time);
 	note(r, &ev, sizeof(ev), PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 }
 
@@ -73,8 +77,7 @@ static void exec_comm(struct rec *r, uint32_t pid, uint64_t time)
 	memset(&ev, 0, sizeof(ev));
 	ev.pid = ev.tid = pid;
 	strcpy(ev.comm, "prog");
-	ev.sid.pid = ev.sid.tid = pid;
-	ev.sid.time = time;
+	ev.sid = sid_of(pid, time);
 	note(r, &ev, sizeof(ev), PERF_RECORD_COMM,
 	     PERF_RECORD_MISC_USER | PERF_RECORD_MISC_COMM_EXEC);
 }
@@ -92,8 +95,7 @@ static void task(struct rec *r, uint16_t type, uint32_t pid, uint32_t ppid, uint
 	ev.pid = ev.tid = pid;
 	ev.ppid = ev.ptid = ppid;
 	ev.time = time;
-	ev.sid.pid = ev.sid.tid = pid;
-	ev.sid.time = time;
+	ev.sid = sid_of(pid, time);
 	note(r, &ev, sizeof(ev), type, PERF_RECORD_MISC_USER);
 }
 

@@ -422,20 +422,29 @@ int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *star
 	return *start && hi && *end != ~0UL ? 0 : -1;
 }
 
-int ds_kernel_sym(uint64_t ip, char *buf, size_t len)
+void ds_kernel_syms(const uint64_t *ips, size_t n, char (*names)[DS_KSYM_LEN])
 {
-	unsigned long a, best = 0;
+	unsigned long a, *best;
 	char type, name[128];
-	FILE *f = fopen("/proc/kallsyms", "r");
+	FILE *f;
 
-	snprintf(buf, len, "%#llx", (unsigned long long)ip);
-	if (!f)
-		return -1;
-	while (fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3)
-		if ((type == 't' || type == 'T') && a <= ip && a >= best) {
-			best = a;
-			snprintf(buf, len, "%s+%#lx", name, (unsigned long)(ip - a));
-		}
-	fclose(f);
-	return best ? 0 : -1;
+	for (size_t i = 0; i < n; i++)
+		snprintf(names[i], DS_KSYM_LEN, "%#llx", (unsigned long long)ips[i]);
+	if (!n)
+		return;
+	best = calloc(n, sizeof(*best));
+	f = best ? fopen("/proc/kallsyms", "r") : NULL;
+	while (f && fscanf(f, "%lx %c %127s%*[^\n]", &a, &type, name) == 3) {
+		if (type != 't' && type != 'T')
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (a <= ips[i] && a >= best[i] && a) {
+				best[i] = a;
+				snprintf(names[i], DS_KSYM_LEN, "%s+%#lx", name,
+					 (unsigned long)(ips[i] - a));
+			}
+	}
+	if (f)
+		fclose(f);
+	free(best);
 }

@@ -125,11 +125,13 @@ int ds_write_str(const char *path, const char *value);
 int ds_kernel_text_range(const char *const *names, size_t n, unsigned long *start,
 			 unsigned long *end);
 
+#define DS_KSYM_LEN 160
 /*
- * The kernel text symbol and offset of @ip into @buf (the address alone when
- * kallsyms has none): for diagnostics, one read of /proc/kallsyms per call.
+ * The kernel text symbol and offset of each of @ips (@n of them) into
+ * @names (the address alone where kallsyms has none): for diagnostics, one
+ * read of /proc/kallsyms for all of them.
  */
-int ds_kernel_sym(uint64_t ip, char *buf, size_t len);
+void ds_kernel_syms(const uint64_t *ips, size_t n, char (*names)[DS_KSYM_LEN]);
 
 static inline bool ds_is_kernel_ip(uint64_t ip)
 {

@@ -238,7 +238,11 @@ static long deferred_records(const struct ds_collect *c)
 static void explain_unmatched(const char *what, const struct ds_collect *c, uint32_t tid,
 			      const struct ds_collect *others, int n_others)
 {
-	long last = -1, shown = 0, count;
+	enum { MAX_SHOWN = 8, FRAMES_SHOWN = 6 };
+	uint64_t ips[MAX_SHOWN * FRAMES_SHOWN];
+	char syms[MAX_SHOWN * FRAMES_SHOWN][DS_KSYM_LEN];
+	long last = -1, shown = 0, count, idx[MAX_SHOWN];
+	size_t nips = 0;
 
 	for (long n = 0; n < c->n; n++)
 		if (c->recs[n].deferred && c->recs[n].tid == tid)
@@ -248,20 +252,29 @@ static void explain_unmatched(const char *what, const struct ds_collect *c, uint
 	printf("# %s: %ld records read (every task's), %ld LOST records (%llu lost), the first before record %ld; %ld not kept\n",
 	       what, c->seen, c->lost, (unsigned long long)c->lost_events,
 	       c->lost ? c->lost_at : -1, c->bad);
-	for (long n = 0; n < c->n && shown < 8; n++) {
+	/* the samples to show first, then their kernel frames named at once */
+	for (long n = 0; n < c->n && shown < MAX_SHOWN; n++) {
 		const struct ds_rec *r = &c->recs[n];
-		char where[512] = "", sym[160], with[3 * MAXBUF + 1] = "";
-		int sampled = 0, have = 0;
 
 		if (r->deferred || r->tid != tid || !r->cookie ||
 		    ds_find_record(c, tid, r->cookie, &count))
 			continue;
-		for (uint64_t i = 0; i < r->nr && i < 6; i++) {
-			if (!ds_is_kernel_ip(r->ips[i]))
-				continue;
-			ds_kernel_sym(r->ips[i], sym, sizeof(sym));
-			snprintf(where + strlen(where), sizeof(where) - strlen(where), " %s", sym);
-		}
+		idx[shown++] = n;
+		for (uint64_t i = 0; i < r->nr && i < FRAMES_SHOWN; i++)
+			if (ds_is_kernel_ip(r->ips[i]))
+				ips[nips++] = r->ips[i];
+	}
+	ds_kernel_syms(ips, nips, syms);
+	nips = 0;
+	for (long s = 0; s < shown; s++) {
+		const struct ds_rec *r = &c->recs[idx[s]];
+		char where[FRAMES_SHOWN * (DS_KSYM_LEN + 1) + 1] = "", with[3 * MAXBUF + 1] = "";
+		int sampled = 0, have = 0;
+
+		for (uint64_t i = 0; i < r->nr && i < FRAMES_SHOWN; i++)
+			if (ds_is_kernel_ip(r->ips[i]))
+				snprintf(where + strlen(where), sizeof(where) - strlen(where), " %s",
+					 syms[nips++]);
 		for (int j = 0; j < n_others; j++) {
 			long k;
 
@@ -275,12 +288,11 @@ static void explain_unmatched(const char *what, const struct ds_collect *c, uint
 			}
 		}
 		printf("# %s: sample %ld of %ld (%s the last record, cpu %u, time %llu, cookie %#llx) has no record; kernel stack:%s\n",
-		       what, n, c->n, n > last ? "after" : "before", r->cpu,
+		       what, idx[s], c->n, idx[s] > last ? "after" : "before", r->cpu,
 		       (unsigned long long)r->time, (unsigned long long)r->cookie, where);
 		if (n_others)
 			printf("#   of the %d buffers, %d sampled that entry (this one too), %d have its record:%s\n",
 			       n_others, sampled, have, with);
-		shown++;
 	}
 }
 
