@@ -580,27 +580,59 @@ static int case_full_buffer(void)
 	ds_collect_free(&b.col[0]);
 	memset(&b.col[0], 0, sizeof(b.col[0]));
 	b.col[0].only_tid = (uint32_t)k.pid;
-	/* Phase 2: read as it goes, with a period the small buffer keeps up with. */
-	__u64 period = 2000000;
+	/*
+	 * Phase 2: read as it goes, with a period the small buffer keeps up
+	 * with as long as the reader gets the CPU every 20 ms or so.
+	 */
+	__u64 period = 4000000, lost2[2] = { 0 };
 
 	ioctl(b.fds[0], PERF_EVENT_IOC_PERIOD, &period);
-	ph.msec = 1000;
+	ph.msec = 1500;
 	DS_CHECK(&failed, kid_phase(&k, &ph, &b, true, 0) == 0, "read phase ran");
 	ioctl(b.fds[0], PERF_EVENT_IOC_DISABLE, 0);
 	DS_CHECK(&failed, kid_stop(&k) == 0, "workload exited");
 	drain_all(&b);
+	if (read(b.fds[0], lost2, sizeof(lost2)) != sizeof(lost2))
+		failed++;
 	/*
-	 * The first write after the drain reports the loss (PERF_RECORD_LOST),
-	 * and a record of phase 1's last kernel entry may follow it.
+	 * The first write after the drain reports phase 1's loss
+	 * (PERF_RECORD_LOST), and a record of phase 1's last kernel entry may
+	 * follow it.
 	 */
 	struct ds_verdict v;
+	struct ds_collect *c = &b.col[0];
+	long full_again = (long)(lost2[1] - lost[1]);
 
-	ds_verify(&b.col[0], (uint32_t)k.pid, symtab, &v);
-	DS_CHECK(&failed, b.col[0].lost >= 1, "PERF_RECORD_LOST reports it (%ld)", b.col[0].lost);
-	DS_CHECK(&failed, v.marker_samples >= 20 && v.unmatched == 0 && v.unmatched_at_end == 0 &&
-			  v.dup_records == 0,
-		 "after the buffer is read again every sample has its record (%ld samples, %ld unmatched)",
-		 v.marker_samples, v.unmatched + v.unmatched_at_end);
+	ds_verify(c, (uint32_t)k.pid, symtab, &v);
+	DS_CHECK(&failed, c->lost >= 1, "PERF_RECORD_LOST reports it (%ld)", c->lost);
+	DS_CHECK(&failed, v.marker_samples >= 20 && v.dup_records == 0,
+		 "samples after the buffer is read again (%ld), no record twice (%ld)",
+		 v.marker_samples, v.dup_records);
+	if (!full_again) {
+		DS_CHECK(&failed, v.unmatched == 0 && v.unmatched_at_end == 0,
+			 "after the buffer is read again every sample has its record (%ld samples, %ld unmatched)",
+			 v.marker_samples, v.unmatched + v.unmatched_at_end);
+	} else {
+		/*
+		 * The reader did not get the CPU in time (seen on the debug
+		 * kernel): the buffer filled again. Every sample after the last
+		 * loss still has its record: losing once does not stick. A loss
+		 * in the last write has no LOST record after it (docs/kernel.md):
+		 * only the last kernel entry's samples may then lack theirs.
+		 */
+		struct ds_collect tail = *c;
+		struct ds_verdict vt;
+
+		printf("# the buffer filled again while read (%ld lost, %ld LOST records): checking the samples after the last\n",
+		       full_again, c->lost);
+		tail.recs += c->last_lost_at;
+		tail.n -= c->last_lost_at;
+		ds_verify(&tail, (uint32_t)k.pid, symtab, &vt);
+		/* With no second LOST record, the loss was the last write. */
+		DS_CHECK(&failed, vt.unmatched == 0 && (vt.unmatched_at_end == 0 || c->lost < 2),
+			 "after the last loss every sample has its record (%ld samples, %ld unmatched)",
+			 vt.marker_samples, vt.unmatched + vt.unmatched_at_end);
+	}
 	close_all(&b);
 	return failed;
 }

@@ -19,6 +19,7 @@ void ds_collect_record(const struct ds_event *ev, void *arg)
 		/* a zeroed collector has lost_at 0: the first LOST sets it */
 		if (!c->lost)
 			c->lost_at = c->n;
+		c->last_lost_at = c->n;
 		c->lost++;
 		c->lost_events += ev->lost;
 		return;

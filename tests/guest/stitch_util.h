@@ -34,6 +34,7 @@ struct ds_collect {
 	long other, lost, bad;
 	uint64_t lost_events;		/* the sum of the LOST records' counts */
 	long lost_at;			/* n when the first LOST came (if lost) */
+	long last_lost_at;		/* n when the last LOST came (if lost) */
 	long seen;			/* records read, every task's */
 	int ring_id;			/* which buffer records came from (per-CPU tests) */
 	uint32_t only_tid;		/* keep only this task's records (0: all) */
