@@ -1,0 +1,214 @@
+#!/bin/sh
+# Stock Debian sid programs as sid ships them (guest/pack-stock.sh: perl,
+# python3.14, gzip and sort; no frame pointers, no SFrame, only .eh_frame),
+# profiled by perf 7.x with --call-graph fp,defer and with dwarf,65528.
+# Per program and mode: the program's samples that have user frames, how many
+# of those reach the process's outermost frame (its _start, called from libc's
+# __libc_start_main: the last frame in the program's own file, the one before
+# it in libc; before main, the loader's own _start), file bytes per sample and
+# the top user leaf functions. Then every system call entry sampled twice in
+# one recording, by an fp,defer event and by a dwarf one: per hit, the two
+# user stacks compared where dwarf's reaches the outermost frame.
+# On our kernel fp,defer must reach it for nearly every sample; on the stock
+# kernel the figures are printed only. Skips (exit 0) without perf 7.x or the
+# stock programs in the initramfs.
+P=/opt/perf7/perf
+if [ ! -x "$P" ] || [ ! -x /usr/bin/perl ]; then
+	echo "# SKIP: perf 7.x or the stock programs not in this initramfs"
+	exit 0
+fi
+out=${DS_OUT:-/out/stock_stacks}
+mkdir -p "$out"
+cd "$out" || exit 1
+export HOME=/tmp/perf7home PAGER=cat
+mkdir -p "$HOME"
+printf '[addr2line]\n\tstyle = libdw\n' > "$HOME/.perfconfig"
+fail=0
+check() {
+	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
+}
+ours=0
+[ -e /sys/kernel/debug/unwind_user/stats ] && ours=1
+
+# whole_share FILE PROG: "SAMPLES WHOLE" of PROG's samples in perf script
+# output FILE (blocks separated by blank lines, frames leaf first as
+# "ADDR SYM+OFF (DSO)"), counting samples with at least one user frame.
+whole_share() {
+	awk -v prog="$2" '
+		function done() {
+			if (nu > 0) {
+				n++
+				if (dso[nl] == "(" prog ")" && dso[nl - 1] ~ /\/libc\.so\.6\)$/ ||
+				    dso[nl] ~ /\/ld-linux-x86-64\.so\.2\)$/)
+					w++
+			}
+			nl = nu = 0
+		}
+		/^[ \t]+[0-9a-f]+ / {
+			nl++
+			dso[nl] = $NF
+			if ($NF !~ /kernel\.kallsyms|^\(\[/)
+				nu++
+			next
+		}
+		{ done() }
+		END { done(); print n + 0, w + 0 }' "$1"
+}
+# top_leaves FILE: the 5 commonest first user frames (symbol, no offset).
+top_leaves() {
+	awk '
+		/^[ \t]+[0-9a-f]+ / {
+			if (!got && $NF !~ /kernel\.kallsyms|^\(\[/) {
+				s = $2; sub(/\+0x[0-9a-f]+$/, "", s); c[s]++; got = 1
+			}
+			next
+		}
+		{ got = 0 }
+		END { for (s in c) print c[s], s }' "$1" | sort -rn | head -5 | tr '\n' ' '
+}
+
+# paired_cmp FILE PROG: the hits of perf script output FILE, where each
+# system call entry of PROG was sampled twice (an fp,defer event and a dwarf
+# one: two samples of one task in a row with the same tracepoint text; perf
+# names both events alike, so the pair is compared both ways). Prints
+# "SAMPLES PAIRS WHOLE SAME": the pairs where one of the two stacks reaches
+# the outermost frame, and those where the two are the same frames
+# (addresses equal or one apart: an unwinder may give a return address
+# minus one); the first difference as comment lines.
+paired_cmp() {
+	awk -v prog="$2" '
+		function hex(s,    i, v) {
+			v = 0
+			s = tolower(s)
+			for (i = 1; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		function flush(    k) {
+			if (hdr) {
+				k = ++cnt[tid]
+				fr[tid, k] = frames
+				txt[tid, k] = text
+				wh[tid, k] = nl > 0 && (dso[nl] == "(" prog ")" && dso[nl - 1] ~ /\/libc\.so\.6\)$/ ||
+							dso[nl] ~ /\/ld-linux-x86-64\.so\.2\)$/)
+			}
+			hdr = 0
+			frames = ""
+			nl = 0
+		}
+		/^[ \t]+[0-9a-f]+ / {
+			if ($NF !~ /kernel\.kallsyms/) {
+				frames = frames " " $1
+				dso[++nl] = $NF
+			}
+			next
+		}
+		/raw_syscalls:sys_enter:/ {
+			flush()
+			hdr = 1
+			tid = $2
+			text = $0
+			sub(/.*raw_syscalls:sys_enter: /, "", text)
+			next
+		}
+		{ flush() }
+		END {
+			flush()
+			for (t in cnt) {
+				samples += cnt[t]
+				for (k = 1; k <= cnt[t]; k++) {
+					if (k == cnt[t] || txt[t, k] != txt[t, k + 1])
+						continue
+					pairs++
+					if (wh[t, k] || wh[t, k + 1]) {
+						whole++
+						na = split(fr[t, k], x, " ")
+						nb = split(fr[t, k + 1], y, " ")
+						same = na == nb
+						for (i = 1; same && i <= na; i++) {
+							d = hex(x[i]) - hex(y[i])
+							same = d >= -1 && d <= 1
+						}
+						if (same)
+							eq++
+						else if (!shown++)
+							printf "# first difference (%s):\n#  %s\n#  %s\n", txt[t, k], fr[t, k], fr[t, k + 1]
+					}
+					k++
+				}
+			}
+			print samples + 0, pairs + 0, whole + 0, eq + 0
+		}' "$1"
+}
+# pct PART WHOLE
+pct() { [ "$2" -gt 0 ] && echo $(( 100 * $1 / $2 )) || echo 0; }
+# NAME PROG ARGS...: every system call entry of PROG sampled by both events
+# (a few hundred: perf reads 64 KiB samples slower than that under emulation)
+run_paired() {
+	name=$1
+	prog=$2
+	shift 2
+	"$P" record -m 4096 --call-graph fp,defer -e raw_syscalls:sys_enter \
+		-e 'raw_syscalls:sys_enter/call-graph=dwarf,stack-size=65528/' \
+		-o /tmp/st.data -- "$prog" "$@" > /dev/null 2> "$name-paired.record.err"
+	rc=$?
+	"$P" script -i /tmp/st.data > "$name-paired.script" 2> "$name-paired.script.err"
+	rm -f /tmp/st.data
+	paired_cmp "$name-paired.script" "$prog" > "$name-paired.cmp"
+	grep '^#' "$name-paired.cmp"
+	set -- $(grep -v '^#' "$name-paired.cmp") 0 0 0 0
+	echo "# $name, each system call entry sampled by fp,defer and by dwarf,65528: $1 samples, $2 hits paired, $3 with a stack that reaches _start, the same stack from both in $4 of those ($(pct $4 $3)%)"
+	check "$name, paired fp,defer and dwarf: record exits 0, hits paired ($2 of $1 samples)" \
+		"[ $rc -eq 0 ] && [ $2 -ge 20 ] && [ $(( 2 * $2 )) -ge $(( $1 * 9 / 10 )) ]"
+	[ $rc -eq 0 ] || head -5 "$name-paired.record.err" | sed 's/^/#     /'
+	if [ $ours = 1 ]; then
+		check "$name, on our kernel: fp,defer gives dwarf's stack ($4 of $3)" \
+			"[ $3 -ge 10 ] && [ $4 -ge $(( $3 * 99 / 100 )) ]"
+	fi
+}
+
+seq 1 600000 > /tmp/stock.txt
+# NAME PROG ARGS...: the workloads, each a few seconds under emulation
+run_prog() {
+	name=$1
+	prog=$2
+	shift 2
+	for mode in fp,defer dwarf,65528; do
+		tag=$name-$(echo "$mode" | tr , - | cut -d- -f1-2)
+		"$P" record -e cpu-clock -F 499 --call-graph "$mode" -o /tmp/st.data -- "$prog" "$@" \
+			> /dev/null 2> "$tag.record.err"
+		rc=$?
+		"$P" script -i /tmp/st.data > "$tag.script" 2> "$tag.script.err"
+		bytes=$(stat -c %s /tmp/st.data)
+		res=$(whole_share "$tag.script" "$prog")
+		n=${res% *}
+		w=${res#* }
+		echo "# $name, --call-graph $mode: $n samples with user frames, $w reach _start ($(pct $w $n)%), $(( bytes / (n + !n) )) file bytes per sample; top: $(top_leaves "$tag.script")"
+		check "$name, --call-graph $mode: record exits 0 with samples ($n)" "[ $rc -eq 0 ] && [ $n -ge 30 ]"
+		[ $rc -eq 0 ] || head -5 "$tag.record.err" | sed 's/^/#     /'
+		if [ $ours = 1 ] && [ "$mode" = fp,defer ]; then
+			# the few that may not: samples in the loader or libc before main
+			check "$name, fp,defer on our kernel: stacks reach _start ($w of $n)" \
+				"[ $w -ge $(( n * 95 / 100 )) ] && [ $n -gt 0 ]"
+		fi
+		rm -f /tmp/st.data
+	done
+}
+run_prog perl /usr/bin/perl -e 'my $s = 0; for my $i (1 .. 1500000) { $s += ($i * 7) % 13 } print "$s\n"'
+run_prog python3 /usr/bin/python3.14 -S -I -c 'def f(n):
+    s = 0
+    for i in range(n):
+        s += i * 7 % 13
+    return s
+print(f(1000000))'
+run_prog gzip /usr/bin/gzip -c -6 /tmp/stock.txt
+run_prog sort /usr/bin/sort --parallel=1 -r /tmp/stock.txt
+run_paired perl /usr/bin/perl -e 'for my $i (1 .. 40) { open(my $f, "<", "/tmp/stock.txt") or die; read($f, my $b, 4096); close($f) }'
+run_paired python3 /usr/bin/python3.14 -S -I -c 'import os
+for i in range(40):
+    with open("/tmp/stock.txt", "rb") as f:
+        f.read(4096)'
+run_paired gzip /usr/bin/gzip -c -6 /tmp/stock.txt
+run_paired sort /usr/bin/sort --parallel=1 -r /tmp/stock.txt
+rm -f /tmp/stock.txt
+exit $fail
