@@ -39,10 +39,13 @@ ds_need_pkgs "${DS_GUEST_PKGS[@]}"
 initrd=${DS_INITRD:-}
 [ -n "$initrd" ] || initrd=$("$DS_ROOT/guest/make-initramfs.sh") || exit 1
 # DS_INITRD_EXTRA: more files for this boot, as a cpio.gz appended to ours
-# (the kernel unpacks concatenated archives in order).
+# (the kernel unpacks concatenated archives in order). One file per run: a
+# run starting at the same time would rewrite it under this one's QEMU.
+extra=
 if [ -n "${DS_INITRD_EXTRA:-}" ]; then
-	cat "$initrd" "$DS_INITRD_EXTRA" > "$DS_BUILD/initramfs-extra.cpio.gz"
-	initrd=$DS_BUILD/initramfs-extra.cpio.gz
+	extra=$DS_BUILD/initramfs-extra.$$.cpio.gz
+	cat "$initrd" "$DS_INITRD_EXTRA" > "$extra"
+	initrd=$extra
 fi
 mkdir -p "$DS_BUILD/logs"
 # DS_RUN_TAG: a suffix for this run's files, so that two runs of one kernel
@@ -87,6 +90,7 @@ timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
 qrc=$?
 elapsed=$(( $(date +%s) - start ))
+[ -z "$extra" ] || rm -f "$extra"
 # $log is the latest run's console; each run's is also kept, under its time,
 # the last 10 per kernel and suite, so that a rerun loses no failure's log.
 hist=$DS_BUILD/logs/history/$kernel-$suite.$(date +%Y%m%dT%H%M%S).$$.log
