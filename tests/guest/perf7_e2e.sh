@@ -7,26 +7,8 @@
 # Last, code without frame pointers: fp,defer (SFrame on our kernel), fp and
 # dwarf side by side, figures printed.
 # Skips (exit 0) when the initramfs has no perf 7.x.
-P=/opt/perf7/perf
-if [ ! -x "$P" ]; then
-	echo "# SKIP: perf 7.x not in this initramfs"
-	exit 0
-fi
 out=${DS_OUT:-/out/perf7_e2e}
-mkdir -p "$out"
-cd "$out" || exit 1
-# perf's own config: resolve source lines/inlines with the linked libdw; the
-# default style runs binutils' addr2line, which the guest lacks (perf script then
-# dies of SIGPIPE with "addr2line configuration failed").
-export HOME=/tmp/perf7home PAGER=cat
-mkdir -p "$HOME"
-printf '[addr2line]\n\tstyle = libdw\n' > "$HOME/.perfconfig"
-fail=0
-check() {
-	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
-}
-# show FILE [N]: the first N lines of FILE as diagnostics.
-show() { head -n "${2:-20}" "$1" | sed 's/^/#     /'; }
+. "$(dirname "$0")/perf7_setup.sh"
 
 # stack_has FILE SYM...: some sample in perf script output FILE (stacks are
 # blank-line separated blocks) contains every SYM.

@@ -12,21 +12,12 @@
 # On our kernel fp,defer must reach it for nearly every sample; on the stock
 # kernel the figures are printed only. Skips (exit 0) without perf 7.x or the
 # stock programs in the initramfs.
-P=/opt/perf7/perf
-if [ ! -x "$P" ] || [ ! -x /usr/bin/perl ]; then
-	echo "# SKIP: perf 7.x or the stock programs not in this initramfs"
+if [ ! -x /usr/bin/perl ]; then
+	echo "# SKIP: the stock programs are not in this initramfs"
 	exit 0
 fi
 out=${DS_OUT:-/out/stock_stacks}
-mkdir -p "$out"
-cd "$out" || exit 1
-export HOME=/tmp/perf7home PAGER=cat
-mkdir -p "$HOME"
-printf '[addr2line]\n\tstyle = libdw\n' > "$HOME/.perfconfig"
-fail=0
-check() {
-	if eval "$2"; then echo "#   ok: $1"; else echo "# FAIL: $1"; fail=1; fi
-}
+. "$(dirname "$0")/perf7_setup.sh"
 ours=0
 [ -e /sys/kernel/debug/unwind_user/stats ] && ours=1
 
@@ -162,7 +153,7 @@ run_paired() {
 	echo "# $name, each system call entry sampled by fp,defer and by dwarf,65528: $1 samples, $2 hits paired, $3 with a stack that reaches _start, the same stack from both in $4 of those ($(pct $4 $3)%)"
 	check "$name, paired fp,defer and dwarf: record exits 0, hits paired ($2 of $1 samples)" \
 		"[ $rc -eq 0 ] && [ $2 -ge 20 ] && [ $(( 4 * $2 )) -ge $1 ]"
-	[ $rc -eq 0 ] || head -5 "$name-paired.record.err" | sed 's/^/#     /'
+	[ $rc -eq 0 ] || show "$name-paired.record.err" 5
 	if [ $ours = 1 ]; then
 		check "$name, on our kernel: fp,defer gives dwarf's stack ($4 of $3)" \
 			"[ $3 -ge 10 ] && [ $4 -ge $(( $3 * 99 / 100 )) ]"
@@ -187,7 +178,7 @@ run_prog() {
 		w=${res#* }
 		echo "# $name, --call-graph $mode: $n samples with user frames, $w reach _start ($(pct $w $n)%), $(( bytes / (n + !n) )) file bytes per sample; top: $(top_leaves "$tag.script")"
 		check "$name, --call-graph $mode: record exits 0 with samples ($n)" "[ $rc -eq 0 ] && [ $n -ge 30 ]"
-		[ $rc -eq 0 ] || head -5 "$tag.record.err" | sed 's/^/#     /'
+		[ $rc -eq 0 ] || show "$tag.record.err" 5
 		if [ $ours = 1 ] && [ "$mode" = fp,defer ]; then
 			# the few that may not: samples in the loader or libc before main
 			check "$name, fp,defer on our kernel: stacks reach _start ($w of $n)" \
