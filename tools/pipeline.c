@@ -67,13 +67,13 @@ static void print_lost(FILE *out, const struct ds_pipeline_summary *st, bool all
 	if (!all && !st->lost_events && !st->lost_records && !st->lost_samples)
 		return;
 	fprintf(out, ", lost %" PRIu64 " event%s in %" PRIu64 " LOST record%s, %" PRIu64
-		" lost sample%s", st->lost_events, cli_s(st->lost_events), st->lost_records,
-		cli_s(st->lost_records), st->lost_samples, cli_s(st->lost_samples));
+		" lost sample%s", st->lost_events, ds_s(st->lost_events), st->lost_records,
+		ds_s(st->lost_records), st->lost_samples, ds_s(st->lost_samples));
 }
 
 void print_summary(FILE *out, const struct ds_pipeline_summary *st)
 {
-	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, cli_s(st->samples));
+	fprintf(out, "summary: %" PRIu64 " sample%s", st->samples, ds_s(st->samples));
 	if (!st->deferred && !st->stitched && !st->kernel_only) {
 		/* classic callchains only: nothing was stitched, one line says so */
 		fprintf(out, ", classic callchains (no deferred ones to stitch)");
@@ -85,7 +85,7 @@ void print_summary(FILE *out, const struct ds_pipeline_summary *st)
 		", %" PRIu64 " deferred record%s, %" PRIu64 " stitched (%" PRIu64
 		" record-first), %" PRIu64 " complete, %" PRIu64 " unmatched/kernel-only "
 		"(cookie-changed %" PRIu64 ", exit %" PRIu64 ", end %" PRIu64 ", overflow %"
-		PRIu64 ")", st->deferred, cli_s(st->deferred), st->stitched, st->record_first,
+		PRIu64 ")", st->deferred, ds_s(st->deferred), st->stitched, st->record_first,
 		st->complete, st->kernel_only, st->unm_cookie, st->unm_exit, st->unm_end,
 		st->unm_overflow);
 	print_lost(out, st, true);

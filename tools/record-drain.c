@@ -243,7 +243,7 @@ void switch_drain(struct rec *r)
 			continue;
 		ds_ring_begin(&b->ring);
 		while (s->len < SPOOL_MAX && (ret = ds_ring_next(&b->ring, &h)) > 0) {
-			if (cli_grow(&s->buf, &s->cap, s->len + h->size + 8, 1)) {
+			if (ds_grow(&s->buf, &s->cap, s->len + h->size + 8, 1)) {
 				/* no memory: this record is lost, the rest waits */
 				r->nr_lost++;
 				break;

@@ -309,12 +309,12 @@ static int add_fd(struct rec *r, int fd, size_t which)
 	struct rec_ids *ids = &r->ids[which];
 	uint64_t id = 0;
 
-	if (cli_grow(&r->fds, &r->cap_fds, r->nr_fds + 1, sizeof(int)))
+	if (ds_grow(&r->fds, &r->cap_fds, r->nr_fds + 1, sizeof(int)))
 		return -ENOMEM;
 	r->fds[r->nr_fds++] = fd;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
 		return -errno;
-	if (cli_grow(&ids->v, &ids->cap, ids->n + 1, sizeof(*ids->v)))
+	if (ds_grow(&ids->v, &ids->cap, ids->n + 1, sizeof(*ids->v)))
 		return -ENOMEM;
 	ids->v[ids->n++] = id;
 	return 0;
@@ -400,7 +400,7 @@ static int list_threads(pid_t pid, pid_t **out)
 
 		if (tid <= 0)
 			continue;
-		if (cli_grow(&tids, &cap, nr + 1, sizeof(*tids))) {
+		if (ds_grow(&tids, &cap, nr + 1, sizeof(*tids))) {
 			closedir(d);
 			free(tids);
 			return -ENOMEM;

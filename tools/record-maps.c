@@ -89,7 +89,7 @@ static int append(struct pmaps *p, const struct pmap *m)
 {
 	if (p->n >= PMAPS_MAX)
 		return 0;
-	if (cli_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
+	if (ds_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v)))
 		return -ENOMEM;
 	p->v[p->n++] = *m;
 	return 0;

@@ -416,8 +416,8 @@ static void cache_kernel_text(struct rec *r, const struct ksym *v, size_t n, con
 	for (size_t i = 0; i < n; i++) {
 		if (!v[i].edge && !in_kernel_text(kc, v[i].addr))
 			continue;
-		if (cli_grow(&kc->v, &cap, kc->n + 1, sizeof(*kc->v)) ||
-		    cli_grow(&kc->text, &tcap, tlen + v[i].len, 1)) {
+		if (ds_grow(&kc->v, &cap, kc->n + 1, sizeof(*kc->v)) ||
+		    ds_grow(&kc->text, &tcap, tlen + v[i].len, 1)) {
 			free(kc->v);
 			free(kc->text);
 			free(kc);
@@ -489,8 +489,8 @@ int save_kallsyms(struct rec *r, const char *out)
 				if (is_name(name, edge_names[e]))
 					edges[e] = a;
 			if (t == 't' || t == 'T' || t == 'w' || t == 'W' || edge) {
-				if (cli_grow(&v, &cap, n + 1, sizeof(*v)) ||
-				    cli_grow(&text, &tcap, tlen + len, 1)) {
+				if (ds_grow(&v, &cap, n + 1, sizeof(*v)) ||
+				    ds_grow(&text, &tcap, tlen + len, 1)) {
 					err = -ENOMEM;
 					break;
 				}
@@ -544,7 +544,7 @@ mark:
 	/* the kept ones in the file's order */
 	for (size_t k = 0; k < n && !err; k++)
 		if (v[k].keep) {
-			if (cli_grow(&kept, &kcap, nk + 1, sizeof(*kept)))
+			if (ds_grow(&kept, &kcap, nk + 1, sizeof(*kept)))
 				err = -ENOMEM;
 			else
 				kept[nk++] = &v[k];
@@ -567,7 +567,7 @@ mark:
 			err = errno ? -errno : -EIO;
 	}
 	if (!err)
-		err = cli_stream_err(o);
+		err = ds_stream_err(o);
 	errno = 0;
 	if (fclose(o) != 0 && !err)
 		err = errno ? -errno : -EIO;

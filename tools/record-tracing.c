@@ -27,7 +27,7 @@ static int slurp(const char *path, char **buf, size_t *len)
 	for (;;) {
 		size_t got;
 
-		if (cli_grow(&b, &cap, n + 4096, 1)) {
+		if (ds_grow(&b, &cap, n + 4096, 1)) {
 			free(b);
 			fclose(f);
 			return -ENOMEM;

@@ -133,7 +133,7 @@ static int add_children(struct rec *r, pid_t **v, size_t *n, size_t *cap)
 				break;
 			if ((*v)[i] != ppid)
 				continue;
-			if (cli_grow(v, cap, *n + 1, sizeof(**v)))
+			if (ds_grow(v, cap, *n + 1, sizeof(**v)))
 				err = -ENOMEM;
 			else
 				(*v)[(*n)++] = pid;
@@ -153,7 +153,7 @@ static int synth_tree(struct rec *r, pid_t root)
 
 	if (root <= 0)
 		return 0;
-	if (cli_grow(&v, &cap, 1, sizeof(*v)))
+	if (ds_grow(&v, &cap, 1, sizeof(*v)))
 		return -ENOMEM;
 	v[n++] = root;
 	/* a pass per generation (a child listed before its parent) */
@@ -266,7 +266,7 @@ static long list_windows(const struct rec *r, const char *dir, const char *base,
 	while ((e = readdir(d))) {
 		if (!is_window(e->d_name, base, blen))
 			continue;
-		if (cli_grow(&v, &cap, n + 1, sizeof(*v))) {
+		if (ds_grow(&v, &cap, n + 1, sizeof(*v))) {
 			closedir(d);
 			free(v);
 			return -ENOMEM;
@@ -738,5 +738,5 @@ void window_summary(const struct rec *r)
 	if (r->nr_pauses || r->nr_dropped)
 		fprintf(stderr, PROG ": disk full: %lu pause%s, %" PRIu64 " samples not recorded "
 			"while paused, %" PRIu64 " records dropped at a failed write\n", r->nr_pauses,
-			cli_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
+			ds_s(r->nr_pauses), r->paused_samples, r->nr_dropped);
 }

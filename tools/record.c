@@ -255,7 +255,7 @@ static int do_record(struct rec *r, const char *path, int argc, char **argv)
 		if (tn - last_progress >= (isatty(2) ? 2.0 : 10.0)) {
 			fprintf(stderr, PROG ": recording %.0f s: %" PRIu64 " sample%s, %" PRIu64
 				" deferred record%s, %.1f MB\n", tn - t0, r->nr_samples,
-				cli_s(r->nr_samples), r->nr_deferred, cli_s(r->nr_deferred),
+				ds_s(r->nr_samples), r->nr_deferred, ds_s(r->nr_deferred),
 				r->bytes / 1048576.0);
 			last_progress = tn;
 		}
@@ -401,7 +401,7 @@ static int record(struct rec *r, int argc, char **argv)
 	fprintf(stderr, PROG ": wrote %s (%s mode%s, %" PRIu64 " record%s, %.1f KiB)\n",
 		strcmp(r->o.out, "-") ? r->o.out : "standard output (pipe mode)",
 		r->defer ? "defer" : "classic", r->o.stitched ? ", stitched" : "",
-		r->nr_records, cli_s(r->nr_records), r->bytes / 1024.0);
+		r->nr_records, ds_s(r->nr_records), r->bytes / 1024.0);
 	if (summary) {
 		fprintf(stderr, PROG ": ");
 		print_summary(stderr, &st);

@@ -91,7 +91,7 @@ static int stdout_failed(void)
 	if (!ferror(stdout))
 		return 0;
 	/* the failed write's errno, if the flush cannot tell it again */
-	err = cli_stream_err(stdout);
+	err = ds_stream_err(stdout);
 	if ((!err || err == -EIO) && saved)
 		err = -saved;
 	if (!err)
@@ -247,7 +247,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	if (id >= s->cap_tails) {
 		size_t old = s->cap_tails;
 
-		if ((err = cli_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
+		if ((err = ds_grow(&s->tails, &s->cap_tails, (size_t)id + 1, sizeof(*s->tails))))
 			return err;
 		memset(s->tails + old, 0, (s->cap_tails - old) * sizeof(*s->tails));
 	}
@@ -264,7 +264,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 	need = nn + no + nd + 4;	/* " (", ")\n" */
 	if (need > UINT32_MAX || s->tstr_len > UINT32_MAX - need)
 		return -ENOMEM;
-	if ((err = cli_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
+	if ((err = ds_grow(&s->tstr, &s->tstr_cap, s->tstr_len + need + SLACK, 1)))
 		return err;
 	tl = &s->tails[id];
 	tl->off = (uint32_t)s->tstr_len;
@@ -434,7 +434,7 @@ static void runs_clear(struct script *s)
 
 static uint64_t run_hash(const struct run_key *k)
 {
-	return cli_hash_words(k->w, k->n) ^ k->h0 ^ k->h1 << 20;
+	return ds_hash_words(k->w, k->n) ^ k->h0 ^ k->h1 << 20;
 }
 
 /* The tails kept for k in its arena, or NULL. */
@@ -457,7 +457,7 @@ static int run_put(struct arena *ar, const struct run_key *k, uint64_t h, const 
 		return 0;
 	if (ar->len + need > ar->max)
 		arena_clear(ar);
-	if ((err = cli_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
+	if ((err = ds_grow(&ar->a, &ar->cap, ar->len + need, sizeof(*ar->a))) ||
 	    (err = tab_put(&ar->tab, h, (void *)(uintptr_t)(ar->len + 1))))
 		return err;
 	r = ar->a + ar->len;
@@ -492,7 +492,7 @@ static int run_resolve(struct script *s, uint32_t pid, bool kernel, const struct
 {
 	int err;
 
-	if ((err = cli_grow(&s->tl, &s->tl_cap, whole->n, sizeof(*s->tl))))
+	if ((err = ds_grow(&s->tl, &s->tl_cap, whole->n, sizeof(*s->tl))))
 		return err;
 	if (whole->n <= RUN_PIECE)
 		return resolve_tails(s, pid, kernel, whole->w, 0, whole->n);

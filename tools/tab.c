@@ -9,7 +9,7 @@
 
 static size_t home(const struct tab *t, uint64_t key)
 {
-	return (size_t)cli_hash64(key) & (t->cap - 1);
+	return (size_t)ds_hash64(key) & (t->cap - 1);
 }
 
 void *tab_get(const struct tab *t, uint64_t key, tab_eq eq, const void *arg)
@@ -102,7 +102,7 @@ bool tab_same_str(const void *val, const void *arg)
 
 const char *tab_intern(struct tab *t, const char *s)
 {
-	uint64_t key = cli_hash_str(s);
+	uint64_t key = ds_hash_str(s);
 	char *p = tab_get(t, key, tab_same_str, s);
 
 	if (p)

@@ -40,7 +40,7 @@ void *tab_del(struct tab *t, uint64_t key, tab_eq eq, const void *arg);
 void tab_free(struct tab *t);
 /* A tab_eq for values that are strings: val equals the string arg. */
 bool tab_same_str(const void *val, const void *arg);
-/* A table of strings keyed by cli_hash_str(): the copy of s in t, made if
+/* A table of strings keyed by ds_hash_str(): the copy of s in t, made if
  * there is none; NULL when out of memory. */
 const char *tab_intern(struct tab *t, const char *s);
 /* Free such a table, its strings with it; it is empty after. */

@@ -209,7 +209,7 @@ void outfile_abort(struct outfile *of)
 
 int finish_stdout(void)
 {
-	int err = cli_stream_err(stdout);
+	int err = ds_stream_err(stdout);
 
 	if (err)
 		die_msg("writing standard output: %s", strerror(-err));
