@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Upstream perf 7.x (Debian sid's linux-perf) on our kernel and on the stock 7.x
 # reference kernel: fetch and pack it (guest/fetch-perf7.sh) with sid's stock
-# perl, python3.14, gzip and sort (guest/pack-stock.sh), then run the guest
+# perl, python3, gzip and sort (guest/pack-stock.sh), then run the guest
 # tests tests/guest/perf7_e2e.sh and stock_stacks.sh on -k fast and -k ref
 # with them in the initramfs.
 # Exit non-zero if either boot fails; SKIP (exit 0) if perf 7.x cannot be downloaded.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Stock Debian sid programs as sid ships them (guest/pack-stock.sh: perl,
-# python3.14, gzip and sort; no frame pointers, no SFrame, only .eh_frame),
+# python3, gzip and sort; no frame pointers, no SFrame, only .eh_frame),
 # profiled by perf 7.x with --call-graph fp,defer and with dwarf,65528.
 # Per program and mode: the program's samples that have user frames, how many
 # of those reach the process's outermost frame (its _start, called from libc's
@@ -225,7 +225,7 @@ run_prog() {
 	done
 }
 run_prog perl /usr/bin/perl -e 'my $s = 0; for my $i (1 .. 1500000) { $s += ($i * 7) % 13 } print "$s\n"'
-run_prog python3 /usr/bin/python3.14 -S -I -c 'def f(n):
+run_prog python3 /usr/bin/python3 -S -I -c 'def f(n):
     s = 0
     for i in range(n):
         s += i * 7 % 13
@@ -238,7 +238,7 @@ if [ $ours = 0 ]; then
 	exit $fail
 fi
 run_paired perl /usr/bin/perl -e 'for my $i (1 .. 40) { open(my $f, "<", "/tmp/stock.txt") or die; read($f, my $b, 4096); close($f); select(undef, undef, undef, 0.02) }'
-run_paired python3 /usr/bin/python3.14 -S -I -c 'import time
+run_paired python3 /usr/bin/python3 -S -I -c 'import time
 for i in range(40):
     with open("/tmp/stock.txt", "rb") as f:
         f.read(4096)
