@@ -216,8 +216,9 @@ run_prog() {
 		check "$name, --call-graph $mode: record exits 0 with samples ($n)" "[ $rc -eq 0 ] && [ $n -ge 30 ]"
 		[ $rc -eq 0 ] || show "$tag.record.err" 5
 		if [ $ours = 1 ] && [ "$mode" = fp,defer ]; then
-			# the few that may not: a function without CFI stopped on
-			# its first instruction (libcrypt's _init, docs/kernel.md)
+			# the few that may not (docs/kernel.md): a function without
+			# CFI stopped on its first instruction (libcrypt's _init),
+			# the loader's lazy-binding trampoline (its CFA in %rbx)
 			check "$name, fp,defer on our kernel: stacks reach _start ($w of $n)" \
 				"[ $w -ge $(( n * 95 / 100 )) ] && [ $n -gt 0 ]"
 		fi
