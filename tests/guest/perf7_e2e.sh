@@ -190,7 +190,7 @@ if [ -x $sf ]; then
 		n=$(grep -c 'raw_syscalls:sys_enter' $tag.script)
 		set -- $(chain_share $tag.script)
 		bytes=$(stat -c %s /tmp/s.data)
-		echo "# no frame pointers, perf 7.x --call-graph $mode: $1 samples in sf_leaf, $2 with sf_leaf <- sf_mid <- sf_top <- main ($(( $1 ? 100 * $2 / $1 : 0 ))%); $n samples, $(( n ? bytes / n : 0 )) file bytes per sample"
+		echo "# no frame pointers, perf 7.x --call-graph $mode: $1 samples in sf_leaf, $2 with sf_leaf <- sf_mid <- sf_top <- main ($(pct $2 $1)%); $n samples, $(( bytes / (n + !n) )) file bytes per sample"
 		check "no frame pointers, --call-graph $mode: record exits 0, samples in sf_leaf" \
 			"[ $rc -eq 0 ] && [ $1 -ge 50 ]"
 		[ $rc -eq 0 ] || show $tag.record.err

@@ -22,3 +22,7 @@ check() {
 }
 # show FILE [N]: the first N lines of FILE as diagnostics.
 show() { head -n "${2:-20}" "$1" | sed 's/^/#     /'; }
+# pct PART WHOLE: PART as a whole percentage of WHOLE, 0 when WHOLE is 0
+# (busybox sh evaluates both arms of ?:, so "$((w ? 100 * p / w : 0))"
+# dies of a division by zero).
+pct() { [ "$2" -gt 0 ] && echo $(( 100 * $1 / $2 )) || echo 0; }

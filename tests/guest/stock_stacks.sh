@@ -163,8 +163,6 @@ paired_cmp() {
 			print samples + 0, pairs + 0, whole + 0, eq + 0
 		}' "$1"
 }
-# pct PART WHOLE
-pct() { [ "$2" -gt 0 ] && echo $(( 100 * $1 / $2 )) || echo 0; }
 # NAME PROG ARGS...: every system call entry of PROG sampled by both events
 # (a few hundred, paced where the program allows: perf reads 64 KiB samples
 # slower than that under emulation and loses what does not fit)
