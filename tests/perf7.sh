@@ -7,9 +7,13 @@
 # Exit non-zero if either boot fails; SKIP (exit 0) if perf 7.x cannot be downloaded.
 #
 #   tests/perf7.sh [KERNEL...]      (default: fast ref)
+#   tests/perf7.sh --prepare        fetch and pack only (tests/run-all.sh does
+#                                   it before any guest boots: both are cached)
 set -uo pipefail
 . "$(dirname "$0")/../guest/lib.sh"
 
+prepare_only=
+[ "${1:-}" = --prepare ] && { prepare_only=1; shift; }
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(fast ref)
 
@@ -33,6 +37,7 @@ stock=$("$DS_ROOT/guest/pack-stock.sh") || {
 cat "$cpio" "$stock" > "$DS_BUILD/perf7-stock.cpio.gz"
 cpio=$DS_BUILD/perf7-stock.cpio.gz
 ds_log "perf 7.x and stock programs archive $cpio ($(du -k "$cpio" | cut -f1) KiB) in $(( $(date +%s) - t0 ))s"
+[ -z "$prepare_only" ] || exit 0
 
 pass=0 fail=0
 for k in "${kernels[@]}"; do

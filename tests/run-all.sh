@@ -15,7 +15,8 @@
 #   5. the guest tests on Debian sid's stock 7.x kernel, the differential
 #      comparison of record layouts between it and ours, and our UAPI header
 #      against sid's 7.x linux-libc-dev;
-#   6. upstream perf 7.x (Debian sid's linux-perf) records with --call-graph
+#   6. (in the guest-suites stage, beside the debug suite) upstream perf 7.x
+#      (Debian sid's linux-perf) records with --call-graph
 #      fp,defer on our kernel and on the reference, and reads our CLI's files;
 #   7. every command of docs/own-machine.md: the packages built, installed in
 #      a fresh root, the guest booted from the installed kernel package runs
@@ -82,19 +83,29 @@ stage config-compile "$root/tests/config-compile.sh"
 stage harness-selftest "$root/tests/harness-selftest.sh"
 # The guest suites two at a time: each guest runs its two vCPUs on one TCG
 # thread (guest/run-guest.sh), so each takes one host CPU. The debug suite,
-# the longest, on one; the fast suite, the reference's and the
-# two-boot pprof merge (guest-pprof) on the other.
+# the longest, on one; the fast suite, the reference's, the two-boot pprof
+# merge (guest-pprof) and upstream perf 7.x's two boots (perf7) on the other,
+# which then ends at about the time the debug suite does.
 # Each suite's output is shown whole after both; any failing fails the stage.
 guest_suites() {
 	local k rc=0 run=() lane_a=() lane_b=() pa pb
-	for k in fast debug ref pprof; do
-		skipped "guest-$k" || run+=("$k")
+	for k in fast debug ref pprof perf7; do
+		case $k in
+		perf7) skipped perf7 || run+=("$k") ;;
+		*) skipped "guest-$k" || run+=("$k") ;;
+		esac
 	done
-	# Every kernel (and the initramfs) before any boots: the builds take
-	# both CPUs, and two runs must not rebuild one file.
+	# Every kernel (and the initramfs, perf 7.x's archive) before any
+	# boots: the builds take both CPUs, and two runs must not rebuild one
+	# file.
 	for k in "${run[@]}"; do
-		[ "$k" = pprof ] && k=fast
-		ds_guest_image "$k" >/dev/null || return 1
+		case $k in
+		pprof) ds_guest_image fast >/dev/null || return 1 ;;
+		perf7) ds_guest_image fast >/dev/null && ds_guest_image ref >/dev/null || return 1
+			# A failure here is the lane's to report, not the suites'.
+			"$root/tests/perf7.sh" --prepare || ds_log "perf7: preparation failed" ;;
+		*) ds_guest_image "$k" >/dev/null || return 1 ;;
+		esac
 	done
 	DS_INITRD=$("$root/guest/make-initramfs.sh") || return 1
 	export DS_INITRD
@@ -108,6 +119,7 @@ guest_suites() {
 			case $k in
 			ref) guest ref ref ;;
 			pprof) "$root/tests/pprof-two-boots.sh" ;;
+			perf7) "$root/tests/perf7.sh" ;;
 			*) guest "$k" ;;
 			esac > "$DS_BUILD/logs/guest-$k.out" 2>&1
 			echo $? > "$DS_BUILD/logs/guest-$k.rc"
@@ -131,7 +143,6 @@ guest_suites() {
 stage guest-suites guest_suites
 skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
-stage perf7 "$root/tests/perf7.sh"
 stage own-machine "$root/tests/own-machine.sh"
 
 # Why each failed stage failed, last of all (CI shows the end of the run):
