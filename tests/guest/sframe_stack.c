@@ -121,22 +121,35 @@ static bool chain_starts(const struct ranges *rs, const struct ds_symtab *st,
 struct run {
 	struct ds_collect def, cls;
 	int status;
+	pid_t pid;
 };
+
+#define MAX_RING_CPUS 8
 
 /*
  * Run @argv with both events on it from its exec on; its stdout goes to
  * @out_fd if >= 0. The events are raw_syscalls:sys_enter at every system
  * call, or with @clock_us, cpu-clock every @clock_us microseconds (for
- * samples wherever the task runs, not only at system calls).
+ * samples wherever the task runs, not only at system calls). With
+ * @threads, the events are inherited by the threads it starts: one per
+ * CPU then (an inherited per-task event cannot be mapped), the records of
+ * the CPUs' rings in drain order, not by time. Else only the first
+ * thread's are kept.
  */
-static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, struct run *run)
+static int run_sampled_threads(char *const argv[], int out_fd, unsigned int clock_us, bool threads,
+			       struct run *run)
 {
 	struct perf_event_attr attr;
-	struct ds_mmap ring[2];
-	int go, fd[2];
+	struct ds_mmap ring[2][MAX_RING_CPUS];
+	int go, fd[2][MAX_RING_CPUS], ncpu = 1;
 	pid_t pid;
 
 	memset(run, 0, sizeof(*run));
+	if (threads) {
+		ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		if (ncpu < 1 || ncpu > MAX_RING_CPUS)
+			ncpu = MAX_RING_CPUS;
+	}
 	pid = ds_exec_paused(argv, out_fd, &go);
 	if (pid < 0)
 		return -1;
@@ -147,35 +160,48 @@ static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, st
 			return -1;
 		attr.disabled = 1;
 		attr.enable_on_exec = 1;
+		attr.inherit = threads;
 		if (i == 0) {
 			ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_CALLCHAIN, 1);
 			if (mainline)
 				ds_attr_set_flag(&attr, DS_ATTR_BIT_DEFER_OUTPUT, 1);
 		}
-		fd[i] = ds_perf_open(&attr, pid, -1, -1, 0);
-		if (fd[i] < 0 || ds_mmap_open(&ring[i], fd[i], 2048)) {
-			printf("# open: %s\n", strerror(fd[i] < 0 ? -fd[i] : ENOMEM));
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-			return -1;
+		for (int c = 0; c < ncpu; c++) {
+			fd[i][c] = ds_perf_open(&attr, pid, threads ? c : -1, -1, 0);
+			if (fd[i][c] < 0 || ds_mmap_open(&ring[i][c], fd[i][c], threads ? 1024 : 2048)) {
+				printf("# open: %s\n", strerror(fd[i][c] < 0 ? -fd[i][c] : ENOMEM));
+				kill(pid, SIGKILL);
+				waitpid(pid, NULL, 0);
+				return -1;
+			}
 		}
 	}
-	run->def.only_tid = run->cls.only_tid = (uint32_t)pid;
+	run->def.only_tid = run->cls.only_tid = threads ? 0 : (uint32_t)pid;
+	run->pid = pid;
 	if (ds_exec_go(go))
 		return -1;
 	while (waitpid(pid, &run->status, WNOHANG) == 0) {
 		struct timespec ts = { 0, 10 * 1000 * 1000 };
 
-		ds_mmap_drain(&ring[0], ds_collect_record, &run->def);
-		ds_mmap_drain(&ring[1], ds_collect_record, &run->cls);
+		for (int c = 0; c < ncpu; c++) {
+			ds_mmap_drain(&ring[0][c], ds_collect_record, &run->def);
+			ds_mmap_drain(&ring[1][c], ds_collect_record, &run->cls);
+		}
 		nanosleep(&ts, NULL);
 	}
 	for (int i = 0; i < 2; i++) {
-		ds_mmap_drain(&ring[i], ds_collect_record, i ? &run->cls : &run->def);
-		ds_mmap_close(&ring[i]);
-		close(fd[i]);
+		for (int c = 0; c < ncpu; c++) {
+			ds_mmap_drain(&ring[i][c], ds_collect_record, i ? &run->cls : &run->def);
+			ds_mmap_close(&ring[i][c]);
+			close(fd[i][c]);
+		}
 	}
 	return 0;
+}
+
+static int run_sampled(char *const argv[], int out_fd, unsigned int clock_us, struct run *run)
+{
+	return run_sampled_threads(argv, out_fd, clock_us, false, run);
 }
 
 /*
@@ -381,15 +407,16 @@ static char *scaled_ms(char buf[16], long ms)
 	return buf;
 }
 
-static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
-			 struct ranges rounds[MAX_ROUNDS], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
+static int run_reporting_threads(char *const argv[], unsigned int clock_us, bool threads,
+				 struct run *run, struct ranges rounds[MAX_ROUNDS],
+				 struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
 {
 	int pfd[2];
 
 	if (pipe(pfd))
 		return -1;
 	ds_unwind_stats_read(s0);
-	if (run_sampled(argv, pfd[1], clock_us, run)) {
+	if (run_sampled_threads(argv, pfd[1], clock_us, threads, run)) {
 		close(pfd[0]);
 		close(pfd[1]);
 		return -1;
@@ -398,6 +425,12 @@ static int run_reporting(char *const argv[], unsigned int clock_us, struct run *
 	close(pfd[1]);
 	read_rounds(pfd[0], rounds);
 	return 0;
+}
+
+static int run_reporting(char *const argv[], unsigned int clock_us, struct run *run,
+			 struct ranges rounds[MAX_ROUNDS], struct ds_unwind_stats *s0, struct ds_unwind_stats *s1)
+{
+	return run_reporting_threads(argv, clock_us, false, run, rounds, s0, s1);
 }
 
 static int check_dlopen(int *failed)
@@ -1004,33 +1037,173 @@ static bool chain_has(const struct ranges *rs, const struct ds_rec *d, const cha
 	return n > 0;
 }
 
+/* The name of frame @j of @d: its ip, or a return address's call. */
+static const char *frame_name(const struct ranges *rs, const struct ds_rec *d, uint64_t j)
+{
+	return range_name(rs, j ? d->ips[j] - 1 : d->ips[j]);
+}
+
+/* Do the frames of @d from @from on all lie in the object @obj? */
+static bool frames_in(const struct ranges *rs, const struct ds_rec *d, uint64_t from,
+		      const char *obj)
+{
+	for (uint64_t j = from; j < d->nr; j++) {
+		const char *s = frame_name(rs, d, j);
+
+		if (!s || strcmp(s, obj))
+			return false;
+	}
+	return true;
+}
+
+/* Frame @j of @d as "name" or "object+0xoffset" (from "object.base"), into @buf. */
+static const char *frame_text(const struct ranges *rs, const struct ds_rec *d, uint64_t j,
+			      char buf[64])
+{
+	const char *s = frame_name(rs, d, j);
+	char base[40];
+
+	if (!s) {
+		snprintf(buf, 64, "%#llx", (unsigned long long)d->ips[j]);
+		return buf;
+	}
+	snprintf(base, sizeof(base), "%s.base", s);
+	for (int i = 0; i < rs->n; i++)
+		if (!strcmp(rs->r[i].name, base)) {
+			snprintf(buf, 64, "%s+%#llx", s,
+				 (unsigned long long)(d->ips[j] - rs->r[i].start));
+			return buf;
+		}
+	return s;
+}
+
+/*
+ * The outermost frame of eh_work's started threads: the commonest last
+ * address of their records (libc's clone3, which is not exported), or 0.
+ */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static uint64_t thread_root(const struct ds_collect *c, pid_t pid)
+{
+	uint64_t *last = malloc((size_t)(c->n + 1) * sizeof(*last)), best = 0;
+	long n = 0, best_n = 0;
+
+	if (!last)
+		return 0;
+	for (long i = 0; i < c->n; i++) {
+		const struct ds_rec *d = &c->recs[i];
+
+		if (d->deferred && d->nr && d->tid != (uint32_t)pid)
+			last[n++] = d->ips[d->nr - 1];
+	}
+	qsort(last, (size_t)n, sizeof(*last), cmp_u64);
+	for (long i = 0, j; i < n; i = j) {
+		for (j = i; j < n && last[j] == last[i]; j++)
+			;
+		if (j - i > best_n) {
+			best_n = j - i;
+			best = last[i];
+		}
+	}
+	free(last);
+	return best;
+}
+
+/*
+ * Does @d stop in clone3 between its system call and the call of the
+ * thread's function (@troot is the return address of that call)? glibc
+ * ends clone3's FDE before the syscall on purpose (the child's stack is
+ * new, the parent's frame not described): no table walks on from there,
+ * in the parent or in the child.
+ */
+static bool at_clone3(const struct ds_rec *d, uint64_t troot)
+{
+	return troot && d->ips[0] < troot && troot - d->ips[0] <= 24;
+}
+
+/*
+ * Does eh_work's record @d reach its thread's outermost frame? For the
+ * main thread (@pid): the program's _start, called from libc's
+ * __libc_start_main (main and the exit handlers run under it), or, before
+ * main, the loader (and the libc initializers it calls). For a thread of
+ * pthread_create(): the thread's root @troot in libc (thread_root()), and
+ * eh_thr_start right before libc's frames, if at all (the thread's start
+ * and end are in libc alone).
+ */
+static bool eh_whole(const struct ranges *rs, const struct ds_rec *d, pid_t pid, uint64_t troot)
+{
+	uint64_t n = d->nr;
+	const char *last = frame_name(rs, d, n - 1);
+
+	if (d->tid != (uint32_t)pid) {
+		if (n < 2 || d->ips[n - 1] != troot)
+			return false;
+		for (uint64_t j = 0; j < n; j++) {
+			const char *s = frame_name(rs, d, j);
+
+			if (s && !strcmp(s, "eh_thr_start"))
+				return frames_in(rs, d, j + 1, "libc");
+		}
+		return frames_in(rs, d, 0, "libc");
+	}
+	if (last && !strcmp(last, "_start")) {
+		const char *before = n >= 2 ? frame_name(rs, d, n - 2) : "libc";
+
+		return n == 1 || (before && !strcmp(before, "libc"));
+	}
+	/* before main: the loader, which calls libc's initializers */
+	if (!last || strcmp(last, "ld.so"))
+		return false;
+	for (uint64_t j = 0; j < n; j++) {
+		const char *s = frame_name(rs, d, j);
+
+		if (!s || (strcmp(s, "ld.so") && strcmp(s, "libc")))
+			return false;
+	}
+	return true;
+}
+
 /*
  * A program built as Debian builds its packages, against Debian's libc
  * (eh_work): neither has frame pointers or SFrame, both have .eh_frame.
  * On a kernel that walks .eh_frame every stack must be whole: through
  * qsort() to main, from libc's read() wrapper to main, 41 frames of a
- * recursion to main, and from a signal handler through libc's signal
- * return into libc's kill(), which sent it, and on to main. Printed only
- * elsewhere.
+ * recursion to main, from a signal handler through libc's signal return
+ * into libc's kill(), which sent it, and on to main, through bsearch()'s
+ * comparator, from inside libc's malloc() and free(), and in two threads
+ * to their start in libc. Whatever the leaf, every record (but the
+ * signal handler's, which may stop in the vDSO) must reach its thread's
+ * outermost frame (eh_whole()). Printed only elsewhere.
  */
 static int check_debian(int *failed)
 {
 	char part_ms[16];
-	char *argv[] = { "/opt/debian/eh_work", part_ms, "cmp", "read", "deep", "signal", NULL };
+	char *argv[] = { "/opt/debian/eh_work", part_ms, "cmp", "read", "deep", "signal",
+			 "bsearch", "malloc", "thread", NULL };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long cmp = 0, cmp_ok = 0, rd = 0, rd_ok = 0, deep = 0, deep_ok = 0, sig = 0, sig_ok = 0;
-	long frames = 0, records = 0;
+	long bs = 0, bs_ok = 0, al = 0, al_ok = 0, al_libc = 0, thr = 0, thr_ok = 0, thr_fn = 0;
+	long clone3 = 0;
+	long frames = 0, records = 0, rest = 0, rest_ok = 0;
 	struct ds_unwind_stats s0, s1;
+	const struct ranges *rs = &rounds[0];
 	struct run run;
+	uint64_t troot;
 
 	/* 800 ms a part, scaled: the parts' floors below */
 	scaled_ms(part_ms, 800);
-	if (run_reporting(argv, 100, &run, rounds, &s0, &s1))
+	if (run_reporting_threads(argv, 100, true, &run, rounds, &s0, &s1))
 		return -1;
+	troot = thread_root(&run.def, run.pid);
 	for (long i = 0; i < run.def.n; i++) {
 		const struct ds_rec *d = &run.def.recs[i];
-		const struct ranges *rs = &rounds[0];
-		const char *leaf;
+		const char *leaf, *caller;
+		bool whole;
 		long n;
 
 		if (!d->deferred || !d->nr)
@@ -1038,26 +1211,72 @@ static int check_debian(int *failed)
 		records++;
 		frames += (long)d->nr;
 		leaf = range_name(rs, d->ips[0]);
-		if (leaf && !strcmp(leaf, "eh_cmp_leaf")) {
+		caller = d->nr > 1 ? frame_name(rs, d, 1) : NULL;
+		whole = eh_whole(rs, d, run.pid, troot);
+		if (leaf && !strcmp(leaf, "eh_sig_leaf")) {
+			sig++;
+			sig_ok += chain_has(rs, d, "eh_on_signal", NULL) && chain_has(rs, d, "main", NULL);
+			continue;
+		}
+		if (at_clone3(d, troot)) {
+			clone3++;
+			continue;
+		}
+		rest++;
+		rest_ok += whole;
+		if (d->tid != (uint32_t)run.pid) {
+			thr++;
+			thr_ok += whole;
+			thr_fn += whole && chain_has(rs, d, "eh_thr_start", NULL);
+		} else if (leaf && !strcmp(leaf, "eh_cmp_leaf")) {
 			cmp++;
-			cmp_ok += d->nr > 1 && range_name(rs, d->ips[1] - 1) &&
-				  !strcmp(range_name(rs, d->ips[1] - 1), "eh_cmp") &&
+			cmp_ok += caller && !strcmp(caller, "eh_cmp") &&
 				  chain_has_after(rs, d->ips, d->nr, 2, "eh_sort", "main");
-		} else if (!leaf && chain_has(rs, d, "eh_read", NULL)) {
+		} else if (leaf && !strcmp(leaf, "eh_bs_leaf")) {
+			bs++;
+			bs_ok += caller && !strcmp(caller, "eh_bcmp") &&
+				 chain_has_after(rs, d->ips, d->nr, 2, "eh_search", "main");
+		} else if (chain_has(rs, d, "eh_alloc", NULL) &&
+			   (!leaf || !strcmp(leaf, "libc"))) {
+			al++;
+			al_libc += leaf != NULL;
+			al_ok += chain_has_after(rs, d->ips, d->nr, 1, "eh_alloc", "main");
+		} else if ((!leaf || !strcmp(leaf, "libc")) && chain_has(rs, d, "eh_read", NULL)) {
 			rd++;
 			rd_ok += chain_has_after(rs, d->ips, d->nr, 1, "eh_read", "main");
 		} else if (leaf && !strcmp(leaf, "eh_deep_leaf")) {
 			deep++;
 			chain_has(rs, d, "eh_deep", &n);
 			deep_ok += n == 41 && chain_has_after(rs, d->ips, d->nr, 1, "eh_deep", "main");
-		} else if (leaf && !strcmp(leaf, "eh_sig_leaf")) {
-			sig++;
-			sig_ok += chain_has(rs, d, "eh_on_signal", NULL) && chain_has(rs, d, "main", NULL);
 		}
 	}
-	printf("# built as Debian builds, against Debian's libc: %ld records, %.1f frames each; whole: qsort() comparator %ld of %ld, read() %ld of %ld, %d deep %ld of %ld, signal handler %ld of %ld\n",
+	printf("# built as Debian builds, against Debian's libc: %ld records, %.1f frames each; whole: qsort() comparator %ld of %ld, read() %ld of %ld, %d deep %ld of %ld, signal handler %ld of %ld, bsearch() comparator %ld of %ld, in malloc()/free() %ld of %ld (%ld with the leaf in libc), in 2 threads %ld of %ld (%ld through eh_thr_start)\n",
 	       records, records ? (double)frames / records : 0.0, cmp_ok, cmp, rd_ok, rd, 41,
-	       deep_ok, deep, sig_ok, sig);
+	       deep_ok, deep, sig_ok, sig, bs_ok, bs, al_ok, al, al_libc, thr_ok, thr, thr_fn);
+	printf("# every record but the signal handler's: %ld of %ld reach their thread's outermost frame; %ld more stop at clone3's system call return, where glibc's CFI ends on purpose\n",
+	       rest_ok, rest, clone3);
+	if (rest_ok < rest) {
+		long shown[2] = { 0, 0 };
+
+		for (long i = 0; i < run.def.n; i++) {
+			const struct ds_rec *d = &run.def.recs[i];
+			const char *leaf = d->deferred && d->nr ? range_name(rs, d->ips[0]) : NULL;
+			bool main_thread = d->tid == (uint32_t)run.pid;
+
+			if (!d->deferred || !d->nr || (leaf && !strcmp(leaf, "eh_sig_leaf")) ||
+			    at_clone3(d, troot) || eh_whole(rs, d, run.pid, troot) ||
+			    shown[main_thread]++ >= 4)
+				continue;
+			printf("# not whole (%s thread, %llu frames):", main_thread ? "main" : "a started",
+			       (unsigned long long)d->nr);
+			for (uint64_t j = 0; j < d->nr && j < 16; j++) {
+				char buf[64];
+
+				printf(" %s", frame_text(rs, d, j, buf));
+			}
+			printf("\n");
+		}
+	}
 	print_stats_delta(&s0, &s1);
 	if (!mainline) {
 		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
@@ -1068,8 +1287,10 @@ static int check_debian(int *failed)
 		 * another guest: 9, 62, 25, 3 (hence the scaled parts; and the
 		 * signal sent with kill(), not by a timer, since).
 		 */
-		DS_CHECK(failed, cmp >= 10 && rd >= 10 && deep >= 10 && sig >= 5,
-			 "records in each part (%ld, %ld, %ld, %ld)", cmp, rd, deep, sig);
+		DS_CHECK(failed, cmp >= 10 && rd >= 10 && deep >= 10 && sig >= 5 && bs >= 10 &&
+			 al >= 10 && thr >= 10,
+			 "records in each part (%ld, %ld, %ld, %ld, %ld, %ld, %ld)", cmp, rd, deep, sig,
+			 bs, al, thr);
 	}
 	if (!mainline && s1.has_ehframe) {
 		DS_CHECK(failed, s1.objects_ehframe - s0.objects_ehframe >= 2,
@@ -1085,6 +1306,17 @@ static int check_debian(int *failed)
 		DS_CHECK(failed, sig_ok * 10 >= sig * 9,
 			 "records in the handler go through the signal frame to main (%ld of %ld)",
 			 sig_ok, sig);
+		DS_CHECK(failed, bs_ok == bs,
+			 "every bsearch() comparator record reaches eh_search <- main (%ld of %ld)", bs_ok, bs);
+		DS_CHECK(failed, al_ok == al && al_libc >= 1,
+			 "every record in malloc()/free() reaches eh_alloc <- main (%ld of %ld, %ld with the leaf in libc)",
+			 al_ok, al, al_libc);
+		DS_CHECK(failed, thr_ok == thr && thr_fn * 2 >= thr,
+			 "every record of the 2 threads reaches libc's thread start, most through eh_thr_start (%ld of %ld, %ld)",
+			 thr_ok, thr, thr_fn);
+		DS_CHECK(failed, rest_ok * 100 >= rest * 99,
+			 "every record but the signal handler's reaches its thread's outermost frame (%ld of %ld)",
+			 rest_ok, rest);
 	}
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
