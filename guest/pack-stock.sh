@@ -2,10 +2,10 @@
 # Pack stock Debian sid programs, exactly as sid ships them (nothing rebuilt:
 # no frame pointers, no SFrame, only the .eh_frame every Debian object has),
 # for tests/guest/stock_stacks.sh: perl, python3 (sid's current version, with
-# its minimal standard library), gzip and sort, with their ldd closure, at the paths a Debian system
-# has them (/usr/bin, /usr/lib/x86_64-linux-gnu, /lib64's loader). The guest's
-# own root has no /usr or /lib64 and its PATH is /bin:/tests, so nothing else
-# in the guest picks them up by accident.
+# its minimal standard library), gzip, xz and sort, with their ldd closure,
+# at the paths a Debian system has them (/usr/bin, /usr/lib/x86_64-linux-gnu,
+# /lib64's loader). The guest's own root has no /usr or /lib64 and its PATH
+# is /bin:/tests, so nothing else in the guest picks them up by accident.
 #
 #   guest/pack-stock.sh      -> prints the path of build/stock.cpio.gz
 #
@@ -17,18 +17,18 @@ set -euo pipefail
 root=$DS_BUILD/perf7-root
 stage=$DS_BUILD/stock
 out=$DS_BUILD/stock.cpio.gz
-progs=(/usr/bin/perl /usr/bin/python3 /usr/bin/gzip /usr/bin/sort)
+progs=(/usr/bin/perl /usr/bin/python3 /usr/bin/gzip /usr/bin/xz /usr/bin/sort)
 
 "$DS_ROOT/guest/fetch-perf7.sh" > /dev/null || exit $?
 ds_need_pkgs cpio gzip
-if [ ! -x "$root/usr/bin/python3" ] || [ ! -x "$root/usr/bin/perl" ]; then
-	ds_log "installing python3-minimal and perl-base in the sid chroot"
+if [ ! -x "$root/usr/bin/python3" ] || [ ! -x "$root/usr/bin/perl" ] || [ ! -x "$root/usr/bin/xz" ]; then
+	ds_log "installing python3-minimal, perl-base and xz-utils in the sid chroot"
 	chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 ||
 		{ ds_log "apt-get update in the chroot failed"; exit 3; }
 	chroot "$root" env DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq --no-install-recommends python3-minimal perl-base \
+		apt-get install -y -qq --no-install-recommends python3-minimal perl-base xz-utils \
 		> "$DS_BUILD/stock-install.log" 2>&1 ||
-		ds_die "apt-get install python3-minimal perl-base in the chroot failed (log: $DS_BUILD/stock-install.log)"
+		ds_die "apt-get install python3-minimal perl-base xz-utils in the chroot failed (log: $DS_BUILD/stock-install.log)"
 	chroot "$root" apt-get clean
 fi
 # python3 -> python3.X: its library is /usr/lib/python3.X, from libpython3.X-minimal

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Stock Debian sid programs as sid ships them (guest/pack-stock.sh: perl,
-# python3, gzip and sort; no frame pointers, no SFrame, only .eh_frame),
+# python3, gzip, xz (with its liblzma) and sort; no frame pointers, no SFrame, only .eh_frame),
 # profiled by perf 7.x with --call-graph fp,defer and with dwarf,65528.
 # Per program and mode: the program's samples that have user frames, how many
 # of those reach the process's outermost frame (its _start, called from libc's
@@ -231,6 +231,7 @@ run_prog python3 /usr/bin/python3 -S -I -c 'def f(n):
     return s
 print(f(1000000))'
 run_prog gzip /usr/bin/gzip -c -6 /tmp/stock.txt
+run_prog xz /usr/bin/xz -c -0 -T1 /tmp/stock.txt
 run_prog sort /usr/bin/sort --parallel=1 -r /tmp/stock.txt
 if [ $ours = 0 ]; then
 	rm -f /tmp/stock.txt
@@ -243,6 +244,7 @@ for i in range(40):
         f.read(4096)
     time.sleep(0.02)'
 run_paired gzip /usr/bin/gzip -c -6 /tmp/stock.txt
+run_paired xz /usr/bin/xz -c -0 -T1 /tmp/stock.txt
 run_paired sort /usr/bin/sort --parallel=1 -r /tmp/stock.txt
 rm -f /tmp/stock.txt
 exit $fail
