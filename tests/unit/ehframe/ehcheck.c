@@ -8,6 +8,9 @@
  *
  *   ehcheck check FILE...   every FDE of FILE against readelf -wF
  *   ehcheck hostile FILE    corrupted variants: errors, no crash, no hang
+ *   ehcheck variants FILE DIR [HEXADDR]
+ *                           the same variants written as files DIR/NN (and
+ *                           DIR/index), aimed at the FDE of HEXADDR
  *   ehcheck dump-vdso FILE  write this process's vDSO to FILE (to check it)
  *   ehcheck bench FILE KIND ROUNDS
  *                           lookups of a pc in the middle of each function
@@ -1022,6 +1025,84 @@ static int hostile(const char *path)
 	return failed != 0;
 }
 
+/*
+ * The same variants written as files DIR/NN for a guest to run (the guest
+ * test sframe_stack): each is FILE with one variant's edit, the header's
+ * size edits made in its PT_GNU_EH_FRAME, and its entry K the FDE of
+ * @target_fn's address (a function every sampled stack goes through), if
+ * given; DIR/index lists "NN name". FILE must have a "zR" FDE on each side
+ * of the target.
+ */
+static int write_variants(const char *path, const char *dir, unsigned long want)
+{
+	char out_path[4096];
+	unsigned int v;
+	struct image im;
+	FILE *index;
+	u32 i;
+
+	image_load(&im, path);
+	task = &im;
+	if (table_setup(&im, &base))
+		die("%s: no usable .eh_frame_hdr\n", path);
+	K = 0;
+	for (i = 1; i + 1 < base.fde_count; i++) {
+		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
+
+		if (want && ent_start(&im, i) <= want && want < ent_start(&im, i + 1))
+			K = i;
+		else if (!want && !strcmp((char *)P(&im, cie + 9), "zR") && rd32(&im, f) > 24 &&
+			 (!K || rd32(&im, f) > rd32(&im, ent_fde(&im, K))))
+			K = i;
+	}
+	if (!K || strcmp((char *)P(&im, fde_cie(&im, ent_fde(&im, K)) + 9), "zR"))
+		die("%s: no zR FDE with neighbours at %#lx\n", path, want);
+	for (i = 1; i + 1 < base.fde_count && !K2; i++) {
+		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
+		u32 len = rd32(&im, f);
+
+		if (!strcmp((char *)P(&im, cie + 9), "zR") && len >= 16 && len <= 28)
+			K2 = i;
+	}
+	image_unload(&im);
+	snprintf(out_path, sizeof(out_path), "%s/index", dir);
+	index = fopen(out_path, "w");
+	if (!index)
+		die("%s: %s\n", out_path, strerror(errno));
+	for (v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
+		const struct variant *var = &variants[v];
+		Elf64_Ehdr *eh;
+		Elf64_Phdr *ph;
+		FILE *out;
+
+		image_load(&im, path);
+		task = &im;
+		rng_state = 0x9e3779b97f4a7c15UL + v;
+		target_pc = ent_start(&im, K);
+		var->edit(&im);
+		eh = (Elf64_Ehdr *)im.map;
+		ph = (Elf64_Phdr *)(im.map + eh->e_phoff);
+		for (i = 0; i < eh->e_phnum; i++) {
+			if (ph[i].p_type != PT_GNU_EH_FRAME || var->hdr == HDR_SAME)
+				continue;
+			ph[i].p_filesz = ph[i].p_memsz = var->hdr == HDR_SIZE4 ? 4 :
+				base.table - base.hdr + 8UL * (base.fde_count / 2);
+		}
+		snprintf(out_path, sizeof(out_path), "%s/%02u", dir, v);
+		out = fopen(out_path, "w");
+		if (!out || fwrite(im.map, 1, im.size, out) != im.size || fclose(out))
+			die("%s: %s\n", out_path, strerror(errno));
+		chmod(out_path, 0755);
+		fprintf(index, "%02u %s\n", v, var->name);
+		image_unload(&im);
+	}
+	if (fclose(index))
+		die("%s/index: %s\n", dir, strerror(errno));
+	printf("%s: %zu variants in %s, target entry %u at %#lx, short entry %u\n", path,
+	       sizeof(variants) / sizeof(variants[0]), dir, K, want, K2);
+	return 0;
+}
+
 /* ---- lookups for an instruction count ---- */
 
 /* The lookup measured: callgrind collects from here (--toggle-collect). */
@@ -1320,13 +1401,15 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "hostile"))
 		return hostile(argv[2]);
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "variants"))
+		return write_variants(argv[2], argv[3], argc == 5 ? strtoul(argv[4], NULL, 16) : 0);
 	if (argc == 5 && !strcmp(argv[1], "bench"))
 		return bench(argv[2], argv[3], atoi(argv[4]));
 #ifdef EHCHECK_COMPARE
 	if (argc == 4 && !strcmp(argv[1], "compare"))
 		return compare(argv[2], argv[3]);
 #endif
-	fprintf(stderr, "usage: %s check FILE... | hostile FILE | dump-vdso FILE | bench FILE full|walk|cached ROUNDS\n",
+	fprintf(stderr, "usage: %s check FILE... | hostile FILE | variants FILE DIR [HEXADDR] | dump-vdso FILE | bench FILE full|walk|cached ROUNDS\n",
 		argv[0]);
 	return 2;
 }
