@@ -9,8 +9,9 @@ set -euo pipefail
 
 # The test programs link libdw statically (lzma, bz2, zstd, libstdc++) and
 # compat_workload is built with -m32 (gcc-multilib).
+# patch and nm (binutils): the hostile .eh_frame variants of eh_work below.
 ds_need_pkgs "${DS_GUEST_PKGS[@]}" gcc g++ gcc-multilib clang libelf-dev libdw-dev zlib1g-dev \
-	liblzma-dev libbz2-dev libzstd-dev make
+	liblzma-dev libbz2-dev libzstd-dev make patch binutils
 bin=$DS_BUILD/guest-bin
 root=$DS_BUILD/initramfs
 out=$DS_BUILD/initramfs.cpio.gz
@@ -32,6 +33,15 @@ mkdir -p "$root/opt/debian/lib"
 cp -L /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 "$root/opt/debian/lib/"
 mv "$root/tests/eh_work" "$root/tests/sf_depth_eh" "$root/tests/example_workload_debian" \
 	"$root/opt/debian/"
+# eh_work with each hostile .eh_frame variant of the decoder's host harness
+# (tests/unit/ehframe: truncated header, FDE outside the section, CIE loop,
+# remember_state cycle, huge augmentation, random bytes...), aimed at main's
+# FDE, which every sampled stack goes through: sframe_stack runs them all.
+ehcheck=$DS_BUILD/unit-ehframe/ehcheck
+make -s -C "$DS_ROOT/tests/unit/ehframe" OUT="$DS_BUILD/unit-ehframe" "$ehcheck" >&2
+mkdir -p "$root/opt/debian/eh_hostile"
+"$ehcheck" variants "$root/opt/debian/eh_work" "$root/opt/debian/eh_hostile" \
+	"$(nm "$root/opt/debian/eh_work" | awk '$3 == "main" { print $1 }')" >&2
 # Debian's trinity (trinity.sh) runs on that libc too, with its counter.
 mv "$root/tests/trinity_count.so" "$root/opt/debian/"
 mkdir -p "$root/opt/trinity" && cp /usr/bin/trinity "$root/opt/trinity/"
