@@ -18,6 +18,9 @@
 # (as fetch-perf7.sh). For sframe_stress: sf_multi (static) and the objects it
 # maps by itself: libsfhop.so (one function, no relocations) and libsfbig.so
 # (the same with 180,000 more tiny functions: a .sframe section over 4 MiB).
+# And eh_work_sid: tests/guest/ehframe/eh_work.c built as Debian builds its
+# packages, by sid's gcc (no frame pointers, no SFrame: .eh_frame only),
+# against sid's libc.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -41,13 +44,18 @@ fi
 # Rebuild when a source or this script is newer than the last build.
 # The main job's example workload, built the same way (no frame pointers).
 example=("$DS_ROOT/tests/guest/example_workload.c" "$DS_ROOT/tests/guest/workload.c" "$DS_ROOT/tests/guest/workload.h")
-if [ -e "$out/.done" ] && [ -z "$(find "$src" "${example[@]}" "$0" -newer "$out/.done" -print -quit)" ]; then
+ehwork=$DS_ROOT/tests/guest/ehframe/eh_work.c
+if [ -e "$out/.done" ] && [ -z "$(find "$src" "${example[@]}" "$ehwork" "$0" -newer "$out/.done" -print -quit)" ]; then
 	echo "$out"
 	exit 0
 fi
 rm -rf "$out" "$root/tmp/sframe-build"
 mkdir -p "$out/lib" "$root/tmp/sframe-build"
 cp "$src"/*.c "$src"/*.h "${example[@]}" "$root/tmp/sframe-build/"
+# eh_work.c includes "../sframe/where.h"
+mkdir -p "$root/tmp/sframe-build/ehframe" "$root/tmp/sframe-build/sframe"
+cp "$ehwork" "$root/tmp/sframe-build/ehframe/"
+cp "$src/where.h" "$root/tmp/sframe-build/sframe/"
 # No frame pointers, SFrame tables; no inlining or sibling calls across the
 # functions whose chain the test checks.
 flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wall -Wextra -Werror"
@@ -55,6 +63,9 @@ flags="-O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wa,--gsframe -Wa
 # What sf_multi maps by itself: no C library, no relocations, hop() the entry.
 hopflags="-fPIC -shared -nostdlib -fno-stack-protector -Wl,-e,hop"
 fpflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror"
+# As Debian builds its packages (dpkg-buildflags' hardening), frame
+# pointers off whatever gcc's default, against sid's own libc.
+debflags="-g -O2 -fomit-frame-pointer -fstack-protector-strong -fstack-clash-protection -fcf-protection -Wall -Wextra -Werror -rdynamic -Wl,-z,relro -Wl,-z,now"
 chroot "$root" sh -c "cd /tmp/sframe-build &&
 	gcc $flags -static -o sf_static sf_static.c &&
 	gcc $flags -static -o sf_depth sf_depth.c &&
@@ -84,11 +95,15 @@ chroot "$root" sh -c "cd /tmp/sframe-build &&
 		printf \".Lpad%d:\\n.cfi_startproc\\npush %%rbx\\n.cfi_adjust_cfa_offset 8\\npop %%rbx\\n.cfi_adjust_cfa_offset -8\\nret\\n.cfi_endproc\\n\", i }' > pad.s &&
 	gcc $flags $hopflags -o libsfbig.so sf_hop.c pad.s &&
 	readelf -lW libsfhop.so | grep -q GNU_SFRAME &&
-	readelf -rW libsfhop.so | grep -q 'no relocations'" >&2 ||
+	readelf -rW libsfhop.so | grep -q 'no relocations' &&
+	gcc $debflags -Wl,--dynamic-linker=/opt/sframe/lib/ld-linux-x86-64.so.2 \
+		-Wl,-rpath,/opt/sframe/lib -o eh_work_sid ehframe/eh_work.c &&
+	! readelf -lW eh_work_sid | grep -q GNU_SFRAME &&
+	readelf -lW eh_work_sid | grep -q GNU_EH_FRAME" >&2 ||
 	ds_die "building the SFrame workloads failed (no PT_GNU_SFRAME from sid's toolchain, or one in sf_depth_fp?)"
 b=$root/tmp/sframe-build
 install -m 755 "$b/sf_static" "$b/sf_dyn" "$b/example_workload_nofp" "$b/sf_depth" \
-	"$b/sf_depth_fp" "$out/"
+	"$b/sf_depth_fp" "$b/eh_work_sid" "$out/"
 sframe_size=$(readelf -SW "$b/libsfbig.so" | awk '{ sub(/^.*\] */, ""); if ($1 == ".sframe") print $5 }')
 [ $((0x${sframe_size:-0})) -gt $((4 << 20)) ] ||
 	ds_die "libsfbig.so: .sframe is ${sframe_size:-missing} bytes (hex), not over 4 MiB"

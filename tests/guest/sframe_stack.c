@@ -1170,7 +1170,8 @@ static bool eh_whole(const struct ranges *rs, const struct ds_rec *d, pid_t pid,
 
 /*
  * A program built as Debian builds its packages, against Debian's libc
- * (eh_work): neither has frame pointers or SFrame, both have .eh_frame.
+ * (eh_work at @path, @what, @tag for the checks; bookworm's gcc and libc,
+ * and sid's): neither has frame pointers or SFrame, both have .eh_frame.
  * On a kernel that walks .eh_frame every stack must be whole: through
  * qsort() to main, from libc's read() wrapper to main, 41 frames of a
  * recursion to main, from a signal handler through libc's signal return
@@ -1180,10 +1181,10 @@ static bool eh_whole(const struct ranges *rs, const struct ds_rec *d, pid_t pid,
  * signal handler's, which may stop in the vDSO) must reach its thread's
  * outermost frame (eh_whole()). Printed only elsewhere.
  */
-static int check_debian(int *failed)
+static int check_debian(int *failed, const char *path, const char *what, const char *tag)
 {
 	char part_ms[16];
-	char *argv[] = { "/opt/debian/eh_work", part_ms, "cmp", "read", "deep", "signal",
+	char *argv[] = { (char *)path, part_ms, "cmp", "read", "deep", "signal",
 			 "bsearch", "malloc", "thread", NULL };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long cmp = 0, cmp_ok = 0, rd = 0, rd_ok = 0, deep = 0, deep_ok = 0, sig = 0, sig_ok = 0;
@@ -1250,11 +1251,11 @@ static int check_debian(int *failed)
 			deep_ok += n == 41 && chain_has_after(rs, d->ips, d->nr, 1, "eh_deep", "main");
 		}
 	}
-	printf("# built as Debian builds, against Debian's libc: %ld records, %.1f frames each; whole: qsort() comparator %ld of %ld, read() %ld of %ld, %d deep %ld of %ld, signal handler %ld of %ld, bsearch() comparator %ld of %ld, in malloc()/free() %ld of %ld (%ld with the leaf in libc), in 2 threads %ld of %ld (%ld through eh_thr_start)\n",
-	       records, records ? (double)frames / records : 0.0, cmp_ok, cmp, rd_ok, rd, 41,
+	printf("# %s: %ld records, %.1f frames each; whole: qsort() comparator %ld of %ld, read() %ld of %ld, %d deep %ld of %ld, signal handler %ld of %ld, bsearch() comparator %ld of %ld, in malloc()/free() %ld of %ld (%ld with the leaf in libc), in 2 threads %ld of %ld (%ld through eh_thr_start)\n",
+	       what, records, records ? (double)frames / records : 0.0, cmp_ok, cmp, rd_ok, rd, 41,
 	       deep_ok, deep, sig_ok, sig, bs_ok, bs, al_ok, al, al_libc, thr_ok, thr, thr_fn);
-	printf("# every record but the signal handler's: %ld of %ld reach their thread's outermost frame; %ld more stop at clone3's system call return, where glibc's CFI ends on purpose\n",
-	       rest_ok, rest, clone3);
+	printf("# %s, every record but the signal handler's: %ld of %ld reach their thread's outermost frame; %ld more stop at clone3's system call return, where glibc's CFI ends on purpose\n",
+	       tag, rest_ok, rest, clone3);
 	if (rest_ok < rest) {
 		long shown[2] = { 0, 0 };
 
@@ -1280,7 +1281,7 @@ static int check_debian(int *failed)
 	print_stats_delta(&s0, &s1);
 	if (!mainline) {
 		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0,
-			 "Debian-built workload ran (status 0x%x)", run.status);
+			 "%s: Debian-built workload ran (status 0x%x)", tag, run.status);
 		/*
 		 * The debug kernel, 800 ms a part, two TCG threads: 36 to 77,
 		 * 127 to 188, 58 to 191, 10 to 21; with one thread, beside
@@ -1289,33 +1290,33 @@ static int check_debian(int *failed)
 		 */
 		DS_CHECK(failed, cmp >= 10 && rd >= 10 && deep >= 10 && sig >= 5 && bs >= 10 &&
 			 al >= 10 && thr >= 10,
-			 "records in each part (%ld, %ld, %ld, %ld, %ld, %ld, %ld)", cmp, rd, deep, sig,
+			 "%s: records in each part (%ld, %ld, %ld, %ld, %ld, %ld, %ld)", tag, cmp, rd, deep, sig,
 			 bs, al, thr);
 	}
 	if (!mainline && s1.has_ehframe) {
 		DS_CHECK(failed, s1.objects_ehframe - s0.objects_ehframe >= 2,
-			 "the program and libc indexed with their .eh_frame (%ld objects)",
+			 "%s: the program and libc indexed with their .eh_frame (%ld objects)", tag,
 			 s1.objects_ehframe - s0.objects_ehframe);
-		DS_CHECK(failed, cmp_ok == cmp, "every comparator record reaches eh_sort <- main (%ld of %ld)",
+		DS_CHECK(failed, cmp_ok == cmp, "%s: every comparator record reaches eh_sort <- main (%ld of %ld)", tag,
 			 cmp_ok, cmp);
-		DS_CHECK(failed, rd_ok == rd, "every read() record reaches eh_read <- main (%ld of %ld)",
+		DS_CHECK(failed, rd_ok == rd, "%s: every read() record reaches eh_read <- main (%ld of %ld)", tag,
 			 rd_ok, rd);
-		DS_CHECK(failed, deep_ok == deep, "every record of the recursion has its 41 frames and main (%ld of %ld)",
+		DS_CHECK(failed, deep_ok == deep, "%s: every record of the recursion has its 41 frames and main (%ld of %ld)", tag,
 			 deep_ok, deep);
 		/* Only a signal that came in the vDSO's clock_gettime() may stop there. */
 		DS_CHECK(failed, sig_ok * 10 >= sig * 9,
-			 "records in the handler go through the signal frame to main (%ld of %ld)",
+			 "%s: records in the handler go through the signal frame to main (%ld of %ld)", tag,
 			 sig_ok, sig);
 		DS_CHECK(failed, bs_ok == bs,
-			 "every bsearch() comparator record reaches eh_search <- main (%ld of %ld)", bs_ok, bs);
+			 "%s: every bsearch() comparator record reaches eh_search <- main (%ld of %ld)", tag, bs_ok, bs);
 		DS_CHECK(failed, al_ok == al && al_libc >= 1,
-			 "every record in malloc()/free() reaches eh_alloc <- main (%ld of %ld, %ld with the leaf in libc)",
+			 "%s: every record in malloc()/free() reaches eh_alloc <- main (%ld of %ld, %ld with the leaf in libc)", tag,
 			 al_ok, al, al_libc);
 		DS_CHECK(failed, thr_ok == thr && thr_fn * 2 >= thr,
-			 "every record of the 2 threads reaches libc's thread start, most through eh_thr_start (%ld of %ld, %ld)",
+			 "%s: every record of the 2 threads reaches libc's thread start, most through eh_thr_start (%ld of %ld, %ld)", tag,
 			 thr_ok, thr, thr_fn);
 		DS_CHECK(failed, rest_ok * 100 >= rest * 99,
-			 "every record but the signal handler's reaches its thread's outermost frame (%ld of %ld)",
+			 "%s: every record but the signal handler's reaches its thread's outermost frame (%ld of %ld)", tag,
 			 rest_ok, rest);
 	}
 	ds_collect_free(&run.def);
@@ -1613,8 +1614,9 @@ int main(int argc, char **argv)
 	int failed = 0;
 
 	mainline = ds_kernel_is_mainline();
-	if (check_debian(&failed) || check_ehframe_fuzz(&failed, rounds) ||
-	    check_ehframe_named(&failed)) {
+	if (check_debian(&failed, "/opt/debian/eh_work",
+			 "built as Debian builds (bookworm's gcc 12), against bookworm's libc", "bookworm") ||
+	    check_ehframe_fuzz(&failed, rounds) || check_ehframe_named(&failed)) {
 		printf("# setup failed: %s\n", strerror(errno));
 		return 1;
 	}
@@ -1622,7 +1624,9 @@ int main(int argc, char **argv)
 		printf("# SKIP: no SFrame workloads in this initramfs (see /tests/sframe-missing)\n");
 		return failed ? 1 : 0;
 	}
-	if (check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
+	if (check_debian(&failed, DIR "/eh_work_sid",
+			 "built as Debian builds by sid's gcc, against sid's libc", "sid") ||
+	    check_static(&failed) || check_dlopen(&failed) || check_link(&failed) || check_plt(&failed) ||
 	    check_plt_signal(&failed) || check_signal(&failed) || check_unmap(&failed) || check_rewrite(&failed) || check_libc(&failed) ||
 	    check_corrupt(&failed, rounds)) {
 		printf("# setup failed: %s\n", strerror(errno));
