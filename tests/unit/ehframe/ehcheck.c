@@ -928,11 +928,37 @@ static void on_alarm(int sig)
 	_exit(3);
 }
 
+/*
+ * The entries the variants aim at, among those with a neighbour on each
+ * side: K, the FDE of @want's function if @want, else the longest FDE with
+ * a "zR" CIE; K2, the first short "zR" FDE (its window holds the next).
+ * Returns -1 when K is not a "zR" FDE.
+ */
+static int pick_targets(struct image *im, unsigned long want)
+{
+	u32 i;
+
+	K = 0;
+	K2 = 0;
+	for (i = 1; i + 1 < base.fde_count; i++) {
+		unsigned long f = ent_fde(im, i), cie = fde_cie(im, f);
+		u32 len = rd32(im, f);
+		int zr = !strcmp((char *)P(im, cie + 9), "zR");
+
+		if (want ? ent_start(im, i) <= want && want < ent_start(im, i + 1) :
+			   zr && len > 24 && (!K || len > (u32)rd32(im, ent_fde(im, K))))
+			K = i;
+		if (!K2 && zr && len >= 16 && len <= 28)
+			K2 = i;
+	}
+	return K && !strcmp((char *)P(im, fde_cie(im, ent_fde(im, K)) + 9), "zR") ? 0 : -1;
+}
+
 static int hostile(const char *path)
 {
 	unsigned int v, failed = 0;
 	struct image im;
-	u32 i, best = 0;
+	u32 i;
 	int ret;
 
 	signal(SIGALRM, on_alarm);
@@ -940,23 +966,8 @@ static int hostile(const char *path)
 	task = &im;
 	if (table_setup(&im, &base))
 		die("%s: no usable .eh_frame_hdr\n", path);
-	/* The target: the longest FDE with a "zR" CIE and a neighbour on each side. */
-	for (i = 1; i + 1 < base.fde_count; i++) {
-		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
-		u32 len = rd32(&im, f);
-
-		if (!strcmp((char *)P(&im, cie + 9), "zR") && len > 24 &&
-		    (!best || len > (u32)rd32(&im, ent_fde(&im, best))))
-			best = i;
-	}
-	K = best;
-	for (i = 1; i + 1 < base.fde_count && !K2; i++) {
-		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
-		u32 len = rd32(&im, f);
-
-		if (!strcmp((char *)P(&im, cie + 9), "zR") && len >= 16 && len <= 28)
-			K2 = i;
-	}
+	if (pick_targets(&im, 0))
+		die("%s: no zR FDE with neighbours\n", path);
 	image_unload(&im);
 	printf("%s: %u FDEs, target entries %u and %u (short)\n", path, base.fde_count, K, K2);
 
@@ -1028,10 +1039,9 @@ static int hostile(const char *path)
 /*
  * The same variants written as files DIR/NN for a guest to run (the guest
  * test sframe_stack): each is FILE with one variant's edit, the header's
- * size edits made in its PT_GNU_EH_FRAME, and its entry K the FDE of
- * @target_fn's address (a function every sampled stack goes through), if
- * given; DIR/index lists "NN name". FILE must have a "zR" FDE on each side
- * of the target.
+ * size edits made in its PT_GNU_EH_FRAME, aimed at the FDE of @want's
+ * function (one every sampled stack goes through), if @want, else as
+ * hostile() aims; DIR/index lists "NN name".
  */
 static int write_variants(const char *path, const char *dir, unsigned long want)
 {
@@ -1045,25 +1055,8 @@ static int write_variants(const char *path, const char *dir, unsigned long want)
 	task = &im;
 	if (table_setup(&im, &base))
 		die("%s: no usable .eh_frame_hdr\n", path);
-	K = 0;
-	for (i = 1; i + 1 < base.fde_count; i++) {
-		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
-
-		if (want && ent_start(&im, i) <= want && want < ent_start(&im, i + 1))
-			K = i;
-		else if (!want && !strcmp((char *)P(&im, cie + 9), "zR") && rd32(&im, f) > 24 &&
-			 (!K || rd32(&im, f) > rd32(&im, ent_fde(&im, K))))
-			K = i;
-	}
-	if (!K || strcmp((char *)P(&im, fde_cie(&im, ent_fde(&im, K)) + 9), "zR"))
+	if (pick_targets(&im, want))
 		die("%s: no zR FDE with neighbours at %#lx\n", path, want);
-	for (i = 1; i + 1 < base.fde_count && !K2; i++) {
-		unsigned long f = ent_fde(&im, i), cie = fde_cie(&im, f);
-		u32 len = rd32(&im, f);
-
-		if (!strcmp((char *)P(&im, cie + 9), "zR") && len >= 16 && len <= 28)
-			K2 = i;
-	}
 	image_unload(&im);
 	snprintf(out_path, sizeof(out_path), "%s/index", dir);
 	index = fopen(out_path, "w");
