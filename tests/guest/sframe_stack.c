@@ -172,6 +172,13 @@ static int run_sampled_threads(char *const argv[], int out_fd, unsigned int cloc
 				printf("# open: %s\n", strerror(fd[i][c] < 0 ? -fd[i][c] : ENOMEM));
 				kill(pid, SIGKILL);
 				waitpid(pid, NULL, 0);
+				if (fd[i][c] >= 0)
+					close(fd[i][c]);
+				/* the events opened before this one */
+				for (int k = i * ncpu + c - 1; k >= 0; k--) {
+					ds_mmap_close(&ring[k / ncpu][k % ncpu]);
+					close(fd[k / ncpu][k % ncpu]);
+				}
 				return -1;
 			}
 		}
