@@ -954,6 +954,39 @@ static int pick_targets(struct image *im, unsigned long want)
 	return K && !strcmp((char *)P(im, fde_cie(im, ent_fde(im, K)) + 9), "zR") ? 0 : -1;
 }
 
+/* base, K and K2 of the file at @path as it is (pick_targets()). */
+static void setup_targets(const char *path, unsigned long want)
+{
+	struct image im;
+
+	image_load(&im, path);
+	task = &im;
+	if (table_setup(&im, &base))
+		die("%s: no usable .eh_frame_hdr\n", path);
+	if (pick_targets(&im, want))
+		die("%s: no zR FDE with neighbours at %#lx\n", path, want);
+	image_unload(&im);
+}
+
+/*
+ * @path loaded into @im with variant @v applied: its edit, its seed, its
+ * target pc, and the header size its hdr edit gives in im->hdr_size.
+ */
+static void load_variant(struct image *im, const char *path, unsigned int v)
+{
+	const struct variant *var = &variants[v];
+
+	image_load(im, path);
+	task = im;
+	rng_state = 0x9e3779b97f4a7c15UL + v;
+	target_pc = ent_start(im, K);
+	var->edit(im);
+	if (var->hdr == HDR_SIZE4)
+		im->hdr_size = 4;
+	else if (var->hdr == HDR_SIZE_HALF)
+		im->hdr_size = base.table - base.hdr + 8UL * (base.fde_count / 2);
+}
+
 static int hostile(const char *path)
 {
 	unsigned int v, failed = 0;
@@ -962,13 +995,7 @@ static int hostile(const char *path)
 	int ret;
 
 	signal(SIGALRM, on_alarm);
-	image_load(&im, path);
-	task = &im;
-	if (table_setup(&im, &base))
-		die("%s: no usable .eh_frame_hdr\n", path);
-	if (pick_targets(&im, 0))
-		die("%s: no zR FDE with neighbours\n", path);
-	image_unload(&im);
+	setup_targets(path, 0);
 	printf("%s: %u FDEs, target entries %u and %u (short)\n", path, base.fde_count, K, K2);
 
 	for (v = 0; v < sizeof(variants) / sizeof(variants[0]); v++) {
@@ -978,15 +1005,7 @@ static int hostile(const char *path)
 		struct ehframe_row row;
 		int pret, tret = 1, bad = 0;
 
-		image_load(&im, path);
-		task = &im;
-		rng_state = 0x9e3779b97f4a7c15UL + v;
-		target_pc = ent_start(&im, K);
-		var->edit(&im);
-		if (var->hdr == HDR_SIZE4)
-			im.hdr_size = 4;
-		else if (var->hdr == HDR_SIZE_HALF)
-			im.hdr_size = base.table - base.hdr + 8UL * (base.fde_count / 2);
+		load_variant(&im, path, v);
 		oob0 = n_oob;
 		kept_mism = 0;
 		memset(&kept, 0, sizeof(kept));
@@ -1051,13 +1070,7 @@ static int write_variants(const char *path, const char *dir, unsigned long want)
 	FILE *index;
 	u32 i;
 
-	image_load(&im, path);
-	task = &im;
-	if (table_setup(&im, &base))
-		die("%s: no usable .eh_frame_hdr\n", path);
-	if (pick_targets(&im, want))
-		die("%s: no zR FDE with neighbours at %#lx\n", path, want);
-	image_unload(&im);
+	setup_targets(path, want);
 	snprintf(out_path, sizeof(out_path), "%s/index", dir);
 	index = fopen(out_path, "w");
 	if (!index)
@@ -1068,19 +1081,12 @@ static int write_variants(const char *path, const char *dir, unsigned long want)
 		Elf64_Phdr *ph;
 		FILE *out;
 
-		image_load(&im, path);
-		task = &im;
-		rng_state = 0x9e3779b97f4a7c15UL + v;
-		target_pc = ent_start(&im, K);
-		var->edit(&im);
+		load_variant(&im, path, v);
 		eh = (Elf64_Ehdr *)im.map;
 		ph = (Elf64_Phdr *)(im.map + eh->e_phoff);
-		for (i = 0; i < eh->e_phnum; i++) {
-			if (ph[i].p_type != PT_GNU_EH_FRAME || var->hdr == HDR_SAME)
-				continue;
-			ph[i].p_filesz = ph[i].p_memsz = var->hdr == HDR_SIZE4 ? 4 :
-				base.table - base.hdr + 8UL * (base.fde_count / 2);
-		}
+		for (i = 0; i < eh->e_phnum; i++)
+			if (ph[i].p_type == PT_GNU_EH_FRAME && var->hdr != HDR_SAME)
+				ph[i].p_filesz = ph[i].p_memsz = im.hdr_size;
 		snprintf(out_path, sizeof(out_path), "%s/%02u", dir, v);
 		out = fopen(out_path, "w");
 		if (!out || fwrite(im.map, 1, im.size, out) != im.size || fclose(out))
