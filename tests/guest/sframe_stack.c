@@ -1337,23 +1337,16 @@ struct damage {
 };
 
 /*
- * Write @buf as an executable, run it sampled with @arg1 and @arg2 (NULL for
- * none), and add up what came out.
+ * Run the executable at @path sampled at every system call with @arg1 and
+ * @arg2 (NULL for none), and add up what came out.
  */
-static int run_damaged(const unsigned char *buf, size_t len, char *arg1, char *arg2,
-		       struct damage *d)
+static int run_damaged_file(const char *path, char *arg1, char *arg2, struct damage *d)
 {
-	const char *bad = "/tmp/sf_bad";
-	char *argv[] = { (char *)bad, arg1, arg2, NULL };
+	char *argv[] = { (char *)path, arg1, arg2, NULL };
 	struct ds_unwind_stats s0, s1;
 	struct run run;
 	int out;
 
-	unlink(bad);
-	out = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0755);
-	if (out < 0 || write(out, buf, len) != (ssize_t)len)
-		return -1;
-	close(out);
 	/* what it prints is of no use here, and slow on a serial console */
 	out = open("/dev/null", O_WRONLY);
 	ds_unwind_stats_read(&s0);
@@ -1364,7 +1357,6 @@ static int run_damaged(const unsigned char *buf, size_t len, char *arg1, char *a
 	}
 	close(out);
 	ds_unwind_stats_read(&s1);
-	unlink(bad);
 	d->runs++;
 	d->ran += WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0;
 	d->untrusted += s1.objects_untrusted - s0.objects_untrusted;
@@ -1380,6 +1372,26 @@ static int run_damaged(const unsigned char *buf, size_t len, char *arg1, char *a
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
 	return 0;
+}
+
+/* The same for @buf written as an executable. */
+static int run_damaged(const unsigned char *buf, size_t len, char *arg1, char *arg2,
+		       struct damage *d)
+{
+	const char *bad = "/tmp/sf_bad";
+	int out, ret;
+
+	unlink(bad);
+	out = open(bad, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	if (out < 0 || write(out, buf, len) != (ssize_t)len) {
+		if (out >= 0)
+			close(out);
+		return -1;
+	}
+	close(out);
+	ret = run_damaged_file(bad, arg1, arg2, d);
+	unlink(bad);
+	return ret;
 }
 
 /*
@@ -1559,30 +1571,17 @@ static int check_ehframe_named(int *failed)
 		struct damage one = { 0 };
 		struct timespec t0, t1;
 		char path[64], *name = strchr(line, ' ');
-		unsigned char *buf;
-		struct stat sb;
-		ssize_t got;
-		int fd;
 
 		if (!name)
 			continue;
 		*name++ = '\0';
 		name[strcspn(name, "\n")] = '\0';
 		snprintf(path, sizeof(path), "/opt/debian/eh_hostile/%s", line);
-		fd = open(path, O_RDONLY);
-		if (fd < 0 || fstat(fd, &sb) || !(buf = malloc((size_t)sb.st_size))) {
-			fclose(index);
-			return -1;
-		}
-		got = read(fd, buf, (size_t)sb.st_size);
-		close(fd);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (got != sb.st_size || run_damaged(buf, (size_t)got, "40", "read", &one)) {
-			free(buf);
+		if (run_damaged_file(path, "40", "read", &one)) {
 			fclose(index);
 			return -1;
 		}
-		free(buf);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		printf("# hostile .eh_frame %s, %s: %s, %ld records (longest %ld frames), %ld samples without a record, %ld marked untrusted (%ld ms)\n",
 		       line, name, one.ran ? "ran to the end" : "FAILED TO RUN", one.records,
