@@ -15,7 +15,7 @@
  * events on our tasks (other sessions) and exit with them open.
  *
  * Every system call may fail; the fuzzer itself must not crash or hang (a
- * watchdog alarm ends it, printing the last operations; children have bounded
+ * watchdog thread ends it, printing the last operations; children have bounded
  * lives; fds, rings and memory are capped), and the kernel's health is judged
  * by the harness (any splat on the console fails the run; on the debug kernel
  * kmemleak_check.sh runs after it). Its own check: every
@@ -26,8 +26,8 @@
  * MODES, joined by '+': "v" (verbose replay, below), "pin" (below), "rexec"
  * (remove_on_exec also on events opened on our children, which exec: that
  * meets a race of perf core on stock kernels, so it is off by default; see
- * repro_exec_enable.c), "sigtrap" (sigtrap on our own events: off by
- * default, see no_sigtrap).
+ * repro_exec_enable.c), "nosigtrap" (no sigtrap on our own events, which
+ * get it at random otherwise).
  *
  * "pin" first opens one event on every software event
  * type, on each preferred tracepoint (and a second probe on the raw syscall
@@ -159,15 +159,10 @@ static int child_rexec;
 /* DS_FUZZ_NO_DEFER=1: never set the defer bits (to tell our paths from others'). */
 static int no_defer;
 /*
- * sigtrap on our own events: off unless asked for ("sigtrap"); drawn all the
- * same, so that a seed replays either way. With it, seed 1796528263367335
- * left the fast kernel livelocked in task_work (SIGTRAPs sent from
- * perf_pending_task() over and over, other threads in the deferred unwind's
- * task work), 4 runs of 4; without sigtrap, or without the defer bits, the
- * same seed passes, as it does on Debian's stock 7.2 with sigtrap. Open:
- * docs/kernel.md, "Limits".
+ * sigtrap on our own events, unless "nosigtrap" is asked for; drawn all the
+ * same, so that a seed replays either way.
  */
-static int no_sigtrap = 1;
+static int no_sigtrap;
 
 static void count(enum kind k, long ret)
 {
@@ -209,6 +204,8 @@ struct ev {
 	uint32_t type;
 	uint64_t config;
 	int sigtrap;		/* keep its period long: SIGTRAP on each overflow */
+	int freq;		/* period below is a frequency */
+	uint64_t period;	/* as opened */
 	int backward;		/* write_backward: not drained */
 	int ro_rb;		/* may share a buffer created read-only (overwrite): not drained */
 	int clock;		/* cpu-clock/task-clock: period in ns */
@@ -309,6 +306,8 @@ static void load_tracepoints(void)
 		id = read_id(path);
 		if (id >= 0)
 			tp_pref[nr_tp_pref++] = id;
+		if (id >= 0 && verbose)
+			printf("# tracepoint %ld: %s\n", id, tp_names[i]);
 	}
 	d = opendir(root);
 	if (!d)
@@ -470,7 +469,7 @@ static void __attribute__((noreturn)) child_main(uint64_t seed, int do_exec)
 	int fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	unsigned int rounds;
 
-	signal(SIGALRM, SIG_DFL);	/* not the parent's watchdog */
+	signal(SIGALRM, SIG_DFL);	/* the alarm below ends it */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	setpriority(PRIO_PROCESS, 0, 5);
 	rng_seed(&r, seed);
@@ -524,12 +523,13 @@ static void on_sigtrap(int sig)
 }
 
 static void sysctl_restore(void);
+static double since(const struct timespec *t0);
 
 /* A task's state and where it waits (stat, wchan, kernel stack) on stdout:
  * open(), read(), write() only, for the watchdog. */
 static void show_task(const char *what, pid_t pid, pid_t tid)
 {
-	static const char *const files[] = { "stat", "wchan", "stack" };
+	static const char *const files[] = { "stat", "wchan", "syscall", "stack" };
 	char path[96], out[1024];
 
 	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
@@ -550,53 +550,147 @@ static void show_task(const char *what, pid_t pid, pid_t tid)
 	}
 }
 
-static void on_alarm(int sig)
+/* Every thread of this process but the watchdog's. */
+static void show_threads(pid_t self)
 {
-	char buf[512];
-	int n;
+	static char dents[4096];
+	int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
+	long len;
 
-	(void)sig;
-	n = snprintf(buf, sizeof(buf), "# WATCHDOG: perf_fuzz did not finish in time; last ops:\n");
-	if (write(1, buf, (size_t)n) < 0)
-		_exit(2);
+	while (dfd >= 0 && (len = syscall(SYS_getdents64, dfd, dents, sizeof(dents))) > 0) {
+		for (long off = 0; off < len;) {
+			const char *name = dents + off + 19;	/* d_ino, d_off, d_reclen, d_type */
+			unsigned short reclen;
+
+			memcpy(&reclen, dents + off + 16, sizeof(reclen));
+			if (name[0] >= '0' && name[0] <= '9' && atoi(name) != self)
+				show_task("thread", getpid(), atoi(name));
+			off += reclen;
+		}
+	}
+	if (dfd >= 0)
+		close(dfd);
+}
+
+/* Each open sigtrap event's count: the one that keeps firing grows. */
+static void show_sigtrap_events(void)
+{
+	for (int i = 0; i < MAX_EVENTS; i++) {
+		uint64_t v[512];
+		int fd = evs[i].fd;
+
+		if (fd < 0 || !evs[i].sigtrap)
+			continue;
+		if (read(fd, v, sizeof(v)) < (ssize_t)sizeof(v[0]))
+			v[0] = ~0ULL;
+		printf("#   sigtrap event fd %d type %u config %llu %s %llu pid %d cpu %d: count %llu\n",
+		       fd, evs[i].type, (unsigned long long)evs[i].config,
+		       evs[i].freq ? "freq" : "period", (unsigned long long)evs[i].period,
+		       (int)evs[i].pid, evs[i].cpu, (unsigned long long)v[0]);
+	}
+}
+
+static void write_file(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY | O_TRUNC);
+
+	if (fd >= 0) {
+		ssize_t done = write(fd, val, strlen(val));
+
+		(void)done;	/* a tracefs knob that is not there: nothing to show */
+		close(fd);
+	}
+}
+
+/*
+ * What the stuck tasks do, from tracefs: the signals sent and taken and the
+ * system calls entered, for half a second; the last lines.
+ */
+static void show_trace(void)
+{
+	static const char *const evts[] = { "signal/signal_generate", "signal/signal_deliver",
+					    "raw_syscalls/sys_enter" };
+	const char *t = "/sys/kernel/tracing";
+	char path[128];
+	FILE *f;
+
+	write_file("/sys/kernel/tracing/trace", "");
+	for (size_t i = 0; i < sizeof(evts) / sizeof(evts[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/enable", t, evts[i]);
+		write_file(path, "1");
+	}
+	write_file("/sys/kernel/tracing/tracing_on", "1");
+	usleep(500000);
+	write_file("/sys/kernel/tracing/tracing_on", "0");
+	for (size_t i = 0; i < sizeof(evts) / sizeof(evts[0]); i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/enable", t, evts[i]);
+		write_file(path, "0");
+	}
+	snprintf(path, sizeof(path), "%s/trace", t);
+	f = fopen(path, "r");
+	if (f) {
+		static char lines[60][200];
+		char line[200];
+		long n = 0;
+
+		while (fgets(line, sizeof(line), f)) {
+			if (line[0] != '#')
+				memcpy(lines[n++ % 60], line, sizeof(line));
+		}
+		fclose(f);
+		printf("# trace, %ld lines in 0.5 s, the last:\n", n);
+		for (long i = n > 60 ? n - 60 : 0; i < n; i++)
+			printf("#   %s", lines[i % 60]);
+	}
+	write_file("/sys/kernel/tracing/trace", "");
+	write_file("/sys/kernel/tracing/tracing_on", "1");	/* as booted */
+}
+
+/*
+ * The watchdog is a thread of its own, not an alarm: a thread that spins in
+ * the kernel, or returns to user space only to take signals, is looked at
+ * while it does so. Fuzzed events do not follow it (it starts before any is
+ * opened with inherit, and no event names its tid).
+ */
+static _Atomic int watchdog_armed;
+static unsigned int watchdog_secs;
+
+static void *watchdog(void *arg)
+{
+	struct timespec t0;
+	pid_t self = (pid_t)syscall(SYS_gettid);
+
+	(void)arg;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (since(&t0) < watchdog_secs) {
+		sleep(1);
+		if (!atomic_load(&watchdog_armed))
+			return NULL;
+	}
+	printf("# WATCHDOG: perf_fuzz did not finish in %u s; last ops:\n", watchdog_secs);
 	for (unsigned int i = 0; i < NR_LAST; i++) {
 		const char *s = last_op[(last_idx + i) % NR_LAST];
 
-		if (!s[0])
-			continue;
-		n = snprintf(buf, sizeof(buf), "#   %s\n", s);
-		if (write(1, buf, (size_t)n) < 0)
-			break;
+		if (s[0])
+			printf("#   %s\n", s);
 	}
 	/*
 	 * Where it is stuck, before anything is killed: each child's kernel
-	 * stack, and on the console the blocked tasks (a deadlock) and every
-	 * CPU's backtrace (a task spinning in the kernel). open(), read(),
-	 * write() only.
+	 * stack, each thread's three times a second apart (system time that
+	 * grows, a system call that stays the same), and on the console the
+	 * blocked tasks (a deadlock) and every CPU's backtrace (a task
+	 * spinning in the kernel).
 	 */
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
 			show_task("child", children[i], children[i]);
-	{
-		/* this process's threads: getdents64, no allocation */
-		static char dents[4096];
-		int dfd = open("/proc/self/task", O_RDONLY | O_DIRECTORY);
-		long len;
-
-		while (dfd >= 0 && (len = syscall(SYS_getdents64, dfd, dents, sizeof(dents))) > 0) {
-			for (long off = 0; off < len;) {
-				const char *name = dents + off + 19;	/* d_ino, d_off, d_reclen, d_type */
-				unsigned short reclen;
-
-				memcpy(&reclen, dents + off + 16, sizeof(reclen));
-				if (name[0] >= '0' && name[0] <= '9')
-					show_task("thread", getpid(), atoi(name));
-				off += reclen;
-			}
-		}
-		if (dfd >= 0)
-			close(dfd);
+	for (int round = 0; round < 3; round++) {
+		printf("# threads, look %d:\n", round + 1);
+		show_threads(self);
+		show_sigtrap_events();
+		sleep(1);
 	}
+	show_trace();
 	for (const char *k = "wl"; *k; k++) {
 		int fd = open("/proc/sysrq-trigger", O_WRONLY);
 
@@ -610,8 +704,20 @@ static void on_alarm(int sig)
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
 			kill(children[i], SIGKILL);
-	sysctl_restore();	/* open() and write() only */
+	sysctl_restore();
 	_exit(2);
+}
+
+static void watchdog_start(unsigned int secs)
+{
+	pthread_t th;
+
+	watchdog_secs = secs;
+	atomic_store(&watchdog_armed, 1);
+	if (pthread_create(&th, NULL, watchdog, NULL) == 0)
+		pthread_detach(th);
+	else
+		printf("# no watchdog thread: %s\n", strerror(errno));
 }
 
 /* ------------------------------------------------------------------ */
@@ -875,7 +981,15 @@ static int random_attr(struct perf_event_attr *a, struct ev *e)
 			      rnd(&R, 1000);
 	if (a->sigtrap)
 		a->sig_data = rnd64(&R);
-	/* A sigtrap event must not fire faster than its handler runs. */
+	/*
+	 * A sigtrap event must not fire faster than its handler runs. A
+	 * software event (tracepoints, breakpoints) that records
+	 * PERF_SAMPLE_PERIOD outside frequency mode overflows at every hit,
+	 * whatever its period: on signal:signal_deliver, or on a system call
+	 * the handler's return makes, each SIGTRAP sends the next one and the
+	 * task runs its handler for good (repro_sigtrap_deliver.c: perf core's
+	 * behaviour, stock 7.2 as ours).
+	 */
 	if (a->sigtrap) {
 		if (a->freq)
 			a->sample_freq = 1 + rnd(&R, 100);
@@ -883,8 +997,12 @@ static int random_attr(struct perf_event_attr *a, struct ev *e)
 			a->sample_period = scaled_ns(2000000 + rnd(&R, 10000000));
 		else if (a->sample_period)
 			a->sample_period = 1000 + rnd(&R, 10000);
+		if (!a->freq && !e->clock)
+			a->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	}
 	e->sigtrap = a->sigtrap;
+	e->freq = a->freq;
+	e->period = a->sample_period;
 	e->backward = a->write_backward;
 	return sane;
 }
@@ -1773,16 +1891,17 @@ int main(int argc, char **argv)
 		verbose = has_word(argv[3], "v");
 		pinned = has_word(argv[3], "pin");
 		child_rexec = has_word(argv[3], "rexec");
-		no_sigtrap = !has_word(argv[3], "sigtrap");
+		no_sigtrap = has_word(argv[3], "nosigtrap");
 	}
 	no_defer = getenv("DS_FUZZ_NO_DEFER") && atoi(getenv("DS_FUZZ_NO_DEFER"));
 	if (!seconds)
 		seconds = 1;
 	period_scale = (unsigned int)ds_period_scale();
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("# perf_fuzz: seed %llu, %u s, period scale %u%s (replay: perf_fuzz %u %llu v)\n",
+	printf("# perf_fuzz: seed %llu, %u s, period scale %u%s (replay: perf_fuzz %u %llu v%s%s%s)\n",
 	       (unsigned long long)seed, seconds, period_scale,
-	       no_defer ? ", no defer bits" : "", seconds, (unsigned long long)seed);
+	       no_defer ? ", no defer bits" : "", seconds, (unsigned long long)seed,
+	       pinned ? "+pin" : "", child_rexec ? "+rexec" : "", no_sigtrap ? "+nosigtrap" : "");
 	rng_seed(&R, seed);
 	page_size = sysconf(_SC_PAGESIZE);
 	nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1803,9 +1922,6 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_sigtrap;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGTRAP, &sa, NULL);
-	sa.sa_handler = on_alarm;
-	sa.sa_flags = 0;
-	sigaction(SIGALRM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGIO, SIG_IGN);
 	load_tracepoints();
@@ -1823,7 +1939,7 @@ int main(int argc, char **argv)
 		printf("# pinned: %d events held open, only the preferred tracepoints fuzzed\n",
 		       pin_events());
 	/* Watchdog: the run, plus the teardown on a slow kernel. */
-	alarm(seconds + 60 + 30 * period_scale);
+	watchdog_start(seconds + 60 + 30 * period_scale);
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 2; i++)
@@ -1858,7 +1974,7 @@ int main(int argc, char **argv)
 			do_close(&evs[i]);
 	sysctl_restore();
 	dur = since(&t0);
-	alarm(0);
+	atomic_store(&watchdog_armed, 0);
 
 	for (int k = 0; k < NR_KINDS; k++) {
 		unsigned long c = atomic_load(&calls[k]);
