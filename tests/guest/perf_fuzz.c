@@ -597,7 +597,7 @@ static void write_file(const char *path, const char *val)
 	if (fd >= 0) {
 		ssize_t done = write(fd, val, strlen(val));
 
-		(void)done;	/* a tracefs knob that is not there: nothing to show */
+		(void)done;	/* a knob that is not there: nothing to show */
 		close(fd);
 	}
 }
@@ -691,16 +691,8 @@ static void *watchdog(void *arg)
 		sleep(1);
 	}
 	show_trace();
-	for (const char *k = "wl"; *k; k++) {
-		int fd = open("/proc/sysrq-trigger", O_WRONLY);
-
-		if (fd >= 0) {
-			ssize_t done = write(fd, k, 1);
-
-			(void)done;	/* nothing more to do without it */
-			close(fd);
-		}
-	}
+	write_file("/proc/sysrq-trigger", "w");
+	write_file("/proc/sysrq-trigger", "l");
 	for (int i = 0; i < MAX_CHILDREN; i++)
 		if (children[i] > 0)
 			kill(children[i], SIGKILL);
