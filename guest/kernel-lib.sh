@@ -55,9 +55,18 @@ ds_apply_series() {
 }
 
 # ds_kernel_tree: the source with the series applied, ready to build.
+# tests/run-all.sh builds kernels in the background while other stages run:
+# one script at a time extracts the tree or applies the series (git takes
+# its index lock even to look).
 ds_kernel_tree() {
-	ds_extract_source
-	ds_apply_series
+	local fd rc
+	mkdir -p "$DS_BUILD"
+	exec {fd}> "$DS_BUILD/.kernel-tree.lock"
+	flock "$fd"
+	( ds_extract_source && ds_apply_series )
+	rc=$?
+	exec {fd}>&-
+	return $rc
 }
 
 # ds_config_check CONFIG FRAGMENT...: every CONFIG_X=V line of the fragments

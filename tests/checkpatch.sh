@@ -28,18 +28,29 @@ while read -r f; do
 		echo "not ok - $f, added by the series, is under no F: entry of MAINTAINERS"
 	fi
 done < <(git -C "$DS_SRC" diff --name-only --diff-filter=A debian-base HEAD)
-while read -r p; do
-	case $p in ''|'#'*) continue ;; esac
+# One checkpatch.pl per CPU at a time (it is single-threaded perl), results
+# in the series' order.
+T=$(mktemp -d /tmp/ds-checkpatch.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+mapfile -t patches < <(grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$DS_ROOT/kernel/patches/series")
+for i in "${!patches[@]}"; do
 	# Debian's python3 (with ply and git), not a user's own python first in PATH.
-	if out=$(cd "$DS_SRC" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES \
-		"$DS_ROOT/kernel/patches/$p" 2>&1) && [ -z "$out" ]; then
+	(cd "$DS_SRC" && PATH=/usr/bin:/bin:$PATH perl scripts/checkpatch.pl --strict -q --ignore FILE_PATH_CHANGES \
+		"$DS_ROOT/kernel/patches/${patches[$i]}" > "$T/$i.out" 2>&1
+	echo $? > "$T/$i.rc") &
+	[ "$(jobs -rp | wc -l)" -lt "$DS_JOBS" ] || wait -n
+done
+wait
+for i in "${!patches[@]}"; do
+	p=${patches[$i]}
+	if [ "$(cat "$T/$i.rc" 2>/dev/null)" = 0 ] && [ ! -s "$T/$i.out" ]; then
 		pass=$((pass + 1))
 		echo "ok - $p"
 	else
 		fail=$((fail + 1))
 		echo "not ok - $p"
-		echo "$out" | sed 's/^/    /'
+		sed 's/^/    /' "$T/$i.out"
 	fi
-done < "$DS_ROOT/kernel/patches/series"
+done
 echo "checkpatch: $pass passed, $fail failed"
 [ $fail -eq 0 ] && [ $pass -gt 0 ]

@@ -10,7 +10,8 @@
 #      is checkpatch --strict clean, the files it touches build W=1-clean, in
 #      the guest's configuration and in Debian's own (plus PREEMPT_RT,
 #      PREEMPT_NONE, !SMP and 32-bit variants);
-#   3. the harness self-test (a failing test, a panic and a hang each fail);
+#   3. (in the guest-suites stage) the harness self-test (a failing test, a
+#      panic and a hang each fail);
 #   4. the guest tests on our 6.12 kernel, fast and debug (lockdep, KASAN...);
 #   5. the guest tests on Debian sid's stock 7.x kernel, the differential
 #      comparison of record layouts between it and ours, and our UAPI header
@@ -18,15 +19,20 @@
 #   6. (in the guest-suites stage, beside the debug suite) upstream perf 7.x
 #      (Debian sid's linux-perf) records with --call-graph
 #      fp,defer on our kernel and on the reference, and reads our CLI's files;
-#   7. every command of docs/own-machine.md: the packages built, installed in
+#   7. (in the guest-suites stage, beside the debug suite) every command of
+#      docs/own-machine.md: the packages built, installed in
 #      a fresh root, the guest booted from the installed kernel package runs
 #      the guide's record commands (deferstack and perf 7.x), uninstalled.
-# Installs what it needs (Debian packages, linux-source-6.12). Ends with
+# Installs what it needs (Debian packages, linux-source-6.12). The kernels,
+# the reference kernel, perf 7.x and the sid chroots are made in the
+# background from the first stage on (bg_chain below). Ends with
 # "N passed, N failed" over the stages and exits non-zero if any failed.
 #
 # DS_SKIP="kernel-clang guest-debug guest-ref fuzz perf7" skips stages (quick local runs);
 # guest-fast, guest-debug and guest-ref are the three suites of the guest-suites stage;
-# guest-pprof (tests/pprof-two-boots.sh: two boots' windows merged) runs with them.
+# guest-pprof (tests/pprof-two-boots.sh: two boots' windows merged), perf7,
+# harness-selftest and own-machine run with them (a guest each, and both CPUs
+# are taken by two guests at a time).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/guest/lib.sh"
@@ -60,7 +66,13 @@ stage() {
 	fi
 }
 
-userspace() { make -s -C "$root" -j"$DS_JOBS" all static && make -s -C "$root" check; }
+# make check runs in the fresh root (stage fresh-root), in a root that has
+# only what the install step installs; here only when that stage is skipped.
+userspace() {
+	make -s -C "$root" -j"$DS_JOBS" all static || return 1
+	skipped fresh-root || return 0
+	make -s -C "$root" check
+}
 fuzz() { make -s -C "$root" fuzz FUZZ_TIME="${DS_FUZZ_TIME:-30}"; }
 # No guest boots a clang kernel: clang compiles what the series touches.
 kernel_clang() { DS_KERNEL_OBJECTS=touched "$root/guest/build-kernel.sh" fast clang >/dev/null; }
@@ -69,38 +81,104 @@ differential() {
 	"$root/tests/differential.sh" "$DS_BUILD/logs/fast-all.log" "$DS_BUILD/logs/ref-ref.log"
 }
 
+# Kernels and downloads in the background from the first stage on. On a
+# fresh machine the fast and debug kernels take both CPUs for about 20
+# minutes, and the reference kernel, perf 7.x and the sid chroots wait
+# mostly on the network and the disk: run one after the other, they left a
+# CPU idle for half the run. Two chains: the kernel builds, and the
+# downloads and sid chroot work (fetch-reference, perf 7.x with the stock
+# programs, the SFrame workloads); a stage that needs a step waits for it
+# (bg_wait), which also shows the step's output. Each step's output is in
+# build/logs/bg-STEP.log, its time in build/stage-times.
+bg_pids=()
+bg_step() {
+	local name=$1 t0 rc
+	shift
+	t0=$(date +%s)
+	"$@" > "$DS_BUILD/logs/bg-$name.log" 2>&1
+	rc=$?
+	echo "bg-$name $(( $(date +%s) - t0 ))" >> "$DS_BUILD/stage-times"
+	echo $rc > "$DS_BUILD/logs/bg-$name.rc"
+}
+# bg_chain STEP:COMMAND...: the steps in order, in the background
+bg_chain() {
+	local s
+	for s; do
+		rm -f "$DS_BUILD/logs/bg-${s%%:*}.rc"
+		: > "$DS_BUILD/logs/bg-${s%%:*}.log"
+	done
+	(
+		for s; do
+			# shellcheck disable=SC2086
+			bg_step "${s%%:*}" ${s#*:}
+		done
+	) &
+	bg_pids+=($!)
+}
+# bg_wait STEP...: wait for the steps (those not started pass), show their
+# output; fails if one failed.
+bg_wait() {
+	local n p alive rc=0 r
+	for n; do
+		[ -f "$DS_BUILD/logs/bg-$n.log" ] || continue
+		while [ ! -f "$DS_BUILD/logs/bg-$n.rc" ]; do
+			alive=0
+			for p in "${bg_pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+			[ $alive -eq 1 ] || break
+			sleep 2
+		done
+		r=$(cat "$DS_BUILD/logs/bg-$n.rc" 2>/dev/null || echo 1)
+		echo "--- $n (in the background, log build/logs/bg-$n.log): exit $r"
+		cat "$DS_BUILD/logs/bg-$n.log"
+		[ "$r" -eq 0 ] || rc=1
+	done
+	return $rc
+}
+trap '[ ${#bg_pids[@]} -eq 0 ] || kill "${bg_pids[@]}" 2>/dev/null' EXIT
+
 stage install ds_install_all
+rm -f "$DS_BUILD"/logs/bg-*
+kchain=("fast:$root/guest/build-kernel.sh fast")
+skipped guest-debug || kchain+=("debug:$root/guest/build-kernel.sh debug")
+nchain=()
+skipped guest-ref && skipped perf7 || nchain+=("ref:$root/guest/fetch-reference.sh")
+skipped perf7 || nchain+=("perf7:$root/tests/perf7.sh --prepare")
+nchain+=("sframe:$root/guest/build-sframe-workloads.sh")
+bg_chain "${kchain[@]}"
+bg_chain "${nchain[@]}"
 stage userspace userspace
 stage fresh-root "$root/tests/fresh-root.sh"
 stage deb-install "$root/tests/deb-install.sh"
 stage fuzz fuzz
-stage kernel-fast "$root/guest/build-kernel.sh" fast
+stage kernel-fast bg_wait fast
 stage kernel-clang kernel_clang
 stage kernel-deb "$root/tests/kernel-deb.sh"
 stage checkpatch "$root/tests/checkpatch.sh"
 stage kernel-warnings "$root/tests/kernel-warnings.sh"
 stage config-compile "$root/tests/config-compile.sh"
-stage harness-selftest "$root/tests/harness-selftest.sh"
 # The guest suites two at a time: each guest runs its two vCPUs on one TCG
 # thread (guest/run-guest.sh), so each takes one host CPU. The debug suite,
-# the longest, on one; the fast suite, the reference's, the two-boot pprof
-# merge (guest-pprof) and upstream perf 7.x's two boots (perf7) on the other,
-# which then ends at about the time the debug suite does.
-# Each suite's output is shown whole after both; any failing fails the stage.
+# the longest, on one; on the other the harness self-test, the fast suite,
+# the reference's, the two-boot pprof merge (guest-pprof), upstream perf
+# 7.x's two boots (perf7) and the guide's commands (own-machine), which then
+# ends at about the time the debug suite does.
+# Each one's output is shown whole after both; any failing fails the stage.
 guest_suites() {
 	local k rc=0 run=() lane_a=() lane_b=() pa pb
-	for k in fast debug ref pprof perf7; do
+	for k in harness-selftest fast debug ref pprof perf7 own-machine; do
 		case $k in
-		perf7) skipped perf7 || run+=("$k") ;;
+		perf7|harness-selftest|own-machine) skipped "$k" || run+=("$k") ;;
 		*) skipped "guest-$k" || run+=("$k") ;;
 		esac
 	done
 	# Every kernel (and the initramfs, perf 7.x's archive) before any
 	# boots: the builds take both CPUs, and two runs must not rebuild one
-	# file.
+	# file. The background steps made them; the calls below find them
+	# built (or say why not).
+	bg_wait debug ref perf7 sframe || rc=1
 	for k in "${run[@]}"; do
 		case $k in
-		pprof) ds_guest_image fast >/dev/null || return 1 ;;
+		pprof|harness-selftest|own-machine) ds_guest_image fast >/dev/null || return 1 ;;
 		perf7) ds_guest_image fast >/dev/null && ds_guest_image ref >/dev/null || return 1
 			# A failure here is the lane's to report, not the suites'.
 			"$root/tests/perf7.sh" --prepare || ds_log "perf7: preparation failed" ;;
@@ -120,6 +198,7 @@ guest_suites() {
 			ref) guest ref ref ;;
 			pprof) "$root/tests/pprof-two-boots.sh" ;;
 			perf7) "$root/tests/perf7.sh" ;;
+			harness-selftest|own-machine) "$root/tests/$k.sh" ;;
 			*) guest "$k" ;;
 			esac > "$DS_BUILD/logs/guest-$k.out" 2>&1
 			echo $? > "$DS_BUILD/logs/guest-$k.rc"
@@ -133,7 +212,8 @@ guest_suites() {
 	for k in "${run[@]}"; do
 		local r
 		r=$(cat "$DS_BUILD/logs/guest-$k.rc" 2>/dev/null || echo 1)
-		echo "--- guest-$k: $([ "$r" -eq 0 ] && echo PASS || echo FAIL)"
+		case $k in fast|debug|ref|pprof) echo -n "--- guest-$k: " ;; *) echo -n "--- $k: " ;; esac
+		[ "$r" -eq 0 ] && echo PASS || echo FAIL
 		cat "$DS_BUILD/logs/guest-$k.out"
 		[ "$r" -eq 0 ] || rc=1
 	done
@@ -143,7 +223,6 @@ guest_suites() {
 stage guest-suites guest_suites
 skipped guest-ref || stage differential differential
 skipped guest-ref || stage uapi "$root/tests/uapi-compat.sh"
-stage own-machine "$root/tests/own-machine.sh"
 
 # Why each failed stage failed, last of all (CI shows the end of the run):
 # a stage's last lines, then every failure line it printed.

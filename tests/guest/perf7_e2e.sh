@@ -104,7 +104,7 @@ analyse() {
 echo "# $("$P" --version 2>&1) on kernel $(uname -r)"
 
 # 1. Per task.
-"$P" record --call-graph fp,defer -o /tmp/p.data -- /tests/example_workload 2000 8388608 \
+"$P" record --call-graph fp,defer -o /tmp/p.data -- /tests/example_workload 1000 8388608 \
 	> task.record.out 2> task.record.err
 rc=$?
 sed 's/^/#   record: /' task.record.err
@@ -130,7 +130,7 @@ analyse all /tmp/a.data
 
 # 3. perf 7.x reads what the deferstack CLI writes in raw deferred mode.
 if command -v deferstack > /dev/null; then
-	deferstack record --mode defer -o /tmp/d.data -- /tests/example_workload 1500 8388608 \
+	deferstack record --mode defer -o /tmp/d.data -- /tests/example_workload 1000 8388608 \
 		> ds.record.out 2> ds.record.err
 	rc=$?
 	sed 's/^/#   deferstack record: /' ds.record.err
@@ -183,7 +183,7 @@ sf=/opt/sframe/sf_static
 if [ -x $sf ]; then
 	for mode in fp,defer fp dwarf; do
 		tag=sframe-$(echo $mode | tr , -)
-		"$P" record -e raw_syscalls:sys_enter --call-graph $mode -o /tmp/s.data -- $sf 300 \
+		"$P" record -e raw_syscalls:sys_enter --call-graph $mode -o /tmp/s.data -- $sf 100 \
 			> $tag.record.out 2> $tag.record.err
 		rc=$?
 		"$P" script -i /tmp/s.data > $tag.script 2> $tag.script.err
