@@ -12,10 +12,14 @@ check() {
 }
 read_chain='wl_read_top;wl_read_mid;wl_read_leaf;wl_syscall3'
 spin_chain='wl_spin_top;wl_spin_mid;wl_spin_leaf'
+# Bytes per read of the workload: 8 MiB, less on the slow debug kernel
+# (DS_PERIOD_SCALE), where KASAN makes a read so dear that a 2 s run
+# could end after one read and one 5 ms spin round, with no spin samples.
+rd=$((8388608 / ${DS_PERIOD_SCALE:-1}))
 
 # Per task: the command and its children.
 deferstack record --mode defer -F 2000 -o task.data -- \
-	/tests/example_workload 2000 8388608 2> record-task.log
+	/tests/example_workload 2000 $rd 2> record-task.log
 rc=$?
 sed 's/^/# /' record-task.log
 check "record --mode defer (task) exits 0" "[ $rc -eq 0 ]"
@@ -33,7 +37,7 @@ check "script shows cookies" "grep -qi cookie script.txt"
 # System-wide: one event per CPU while the workload runs.
 # The workload outlives the recording by far: the CLI's start (kallsyms,
 # one event per CPU) is slow under emulation.
-/tests/example_workload 6000 8388608 > /dev/null &
+/tests/example_workload 6000 $rd > /dev/null &
 wl=$!
 deferstack record --mode defer -a -d 2 -F 1000 -o system.data 2> record-system.log
 rc=$?
@@ -96,7 +100,7 @@ fi
 # its time while the emulated machine is slow). Each window is a complete
 # recording, and a deferred record goes to its sample's window, so each
 # stitches on its own.
-/tests/example_workload 20000 8388608 > /dev/null &
+/tests/example_workload 20000 $rd > /dev/null &
 wl=$!
 deferstack record --mode defer -a -F 1000 --switch-output -o win.data 2> record-win.log &
 rec=$!
@@ -164,7 +168,7 @@ check "off-CPU profile shows the scheduler" "grep -q schedule cs.folded"
 # workload_run called by main.
 whole_check() {
 	tag=$1 bin=$2 what=$3
-	deferstack record --mode defer -F 2000 -o $tag.data -- $bin 2000 8388608 \
+	deferstack record --mode defer -F 2000 -o $tag.data -- $bin 2000 $rd \
 		2> record-$tag.log
 	rc=$?
 	sed 's/^/# /' record-$tag.log
