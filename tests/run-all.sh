@@ -163,7 +163,7 @@ stage config-compile "$root/tests/config-compile.sh"
 # (own-machine), the reference's suite, the harness self-test and the
 # two-boot pprof merge (guest-pprof). A fixed split into two lanes left one
 # CPU idle for 8 minutes whenever the debug suite ran faster or slower than
-# the rest (warm 1,230 to 1,540 s, in a cold fresh root once 2,036 s).
+# the rest (1,230 to 1,540 s in passing runs, once 2,036 s in a cold root).
 # Each job's output is shown whole after all; any failing fails the stage.
 guest_suites() {
 	local k rc=0 run=() pa pb q=$DS_BUILD/logs/guest-queue
