@@ -59,15 +59,10 @@ ds_apply_series() {
 # one script at a time extracts the tree or applies the series (git takes
 # its index lock even to look).
 ds_kernel_tree() {
-	local fd rc
 	mkdir -p "$DS_BUILD"
-	exec {fd}> "$DS_BUILD/.kernel-tree.lock"
-	flock "$fd"
-	( ds_extract_source && ds_apply_series )
-	rc=$?
-	exec {fd}>&-
-	return $rc
+	ds_locked "$DS_BUILD/.kernel-tree.lock" ds_kernel_tree_locked
 }
+ds_kernel_tree_locked() { ds_extract_source && ds_apply_series; }
 
 # ds_config_check CONFIG FRAGMENT...: every CONFIG_X=V line of the fragments
 # is in CONFIG (X=n: X unset). merge_config and olddefconfig silently drop a

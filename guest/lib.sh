@@ -21,6 +21,18 @@ export CCACHE_NOHASHDIR=1
 
 ds_log() { printf '[deferstack %(%H:%M:%S)T] %s\n' -1 "$*" >&2; }
 ds_die() { ds_log "error: $*"; exit 1; }
+# ds_locked LOCKFILE CMD...: CMD (a shell function too) run with LOCKFILE's
+# flock held, one caller at a time; returns CMD's status.
+ds_locked() {
+	local lock=$1 fd rc
+	shift
+	exec {fd}> "$lock"
+	flock "$fd"
+	"$@"
+	rc=$?
+	exec {fd}>&-
+	return $rc
+}
 
 # ds_stage NAME CMD...: run a stage and print how long it took.
 ds_stage() {

@@ -192,15 +192,8 @@ guest_suites() {
 	rm -f "$DS_BUILD"/logs/guest-*.rc
 	printf '%s\n' "${run[@]}" > "$q"
 	# next_job: the first job of the queue, taken off it (empty: none left)
-	next_job() {
-		local fd job
-		exec {fd}> "$q.lock"
-		flock "$fd"
-		job=$(head -n 1 "$q")
-		sed -i 1d "$q"
-		exec {fd}>&-
-		echo "$job"
-	}
+	pop_job() { head -n 1 "$q" && sed -i 1d "$q"; }
+	next_job() { ds_locked "$q.lock" pop_job; }
 	worker() {
 		local k
 		while k=$(next_job) && [ -n "$k" ]; do
