@@ -138,8 +138,9 @@ static void check_case(struct shared_case *sc, const struct ds_symtab *st, int *
 			continue;
 		snprintf(what, sizeof(what), "%s, event %d", sc->what, k);
 		ds_pair_hits(&sc->c[k], &sc->c[cl], st, chain, what, 3, &r);
-		printf("# %s: %ld deferred samples, %ld classic, %ld hits paired; stitched = classic %ld, differ %ld, no record %ld, path named %ld\n",
-		       what, r.nd, r.nc, r.pairs, r.equal, r.differ, r.missing, r.named);
+		printf("# %s: %ld deferred samples, %ld classic, %ld hits paired; stitched = classic %ld (no user stack in either %ld, not deferred %ld), differ %ld, no record %ld, path named %ld\n",
+		       what, r.nd, r.nc, r.pairs, r.equal, r.no_user, r.inline_user, r.differ,
+		       r.missing, r.named);
 		DS_CHECK(failed, r.nd == r.nc && r.pairs >= rounds / 2,
 			 "%s: both events sampled every hit, at least %d (%ld, %ld)", what,
 			 rounds / 2, r.nd, r.nc);

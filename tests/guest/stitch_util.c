@@ -306,8 +306,40 @@ void ds_pair_hits(const struct ds_collect *cd, const struct ds_collect *cc,
 		p->nd++;
 		p->nc++;
 		p->pairs++;
-		if (!d->cookie || c->user_start < 0)
+		if (!d->cookie) {
+			/*
+			 * Not deferred: the task had no user stack to defer
+			 * (its mm already gone on the way out of do_exit()),
+			 * or it was exiting and the sample holds its own
+			 * user chain. Either way the same as the classic one.
+			 */
+			if (d->user_start < 0 && c->user_start < 0) {
+				p->equal++;
+				p->no_user++;
+			} else if (d->user_start >= 0 && c->user_start >= 0 &&
+				   d->nr - d->user_start == c->nr - c->user_start &&
+				   !memcmp(&d->ips[d->user_start], &c->ips[c->user_start],
+					   (c->nr - c->user_start) * sizeof(uint64_t))) {
+				p->equal++;
+				p->inline_user++;
+			} else {
+				p->differ++;
+				if (show-- > 0)
+					printf("# %s %ld: not deferred, user chain of %lld ips, classic %lld\n",
+					       what, p->pairs,
+					       d->user_start < 0 ? -1LL : (long long)(d->nr - d->user_start),
+					       c->user_start < 0 ? -1LL : (long long)(c->nr - c->user_start));
+			}
 			continue;
+		}
+		if (c->user_start < 0) {
+			/* A deferred stack where the classic walk found none. */
+			p->differ++;
+			if (show-- > 0)
+				printf("# %s %ld: cookie %#llx, but no user chain in the classic sample\n",
+				       what, p->pairs, (unsigned long long)d->cookie);
+			continue;
+		}
 		r = ds_find_record(cd, d->tid, d->cookie, &count);
 		if (!r) {
 			p->missing++;
