@@ -17,7 +17,7 @@ FUZZ_TIME ?= 60
 PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 MANDIR  ?= $(PREFIX)/share/man
-VERSION := 0.5.0
+VERSION := 0.6.0
 # the soname's number: bumped when the ABI of an existing function or struct
 # changes (1 since 0.3.0: sz first in ds_event, ds_ring, ds_sym_info, ...);
 # a new function only goes into a new version node of lib/libdeferstack.map
@@ -44,7 +44,7 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(OUT)/obj/%.o)
 SAN_OBJ := $(LIB_SRC:%.c=$(OUT)/san/%.o)
 PIC_OBJ := $(LIB_SRC:%.c=$(OUT)/pic/%.o)
-# the file: the soname and the version's minor.patch (libdeferstack.so.1.5.0 for 0.5.0)
+# the file: the soname and the version's minor.patch (libdeferstack.so.1.6.0 for 0.6.0)
 SO      := $(OUT)/$(SONAME).$(word 2,$(subst ., ,$(VERSION))).$(word 3,$(subst ., ,$(VERSION)))
 # the CLI that make install installs: linked with the static library by
 # default; the Debian package installs the one linked with libdeferstack.so.1

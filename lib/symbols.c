@@ -37,6 +37,7 @@ struct seg {
 
 struct dso {
 	char *path;
+	uint32_t idx;		/* in dsos */
 	const char *short_name;	/* base name, into path */
 	const char *load_path;	/* the file read for it when not path: [vdso]'s
 				 * image (owned by struct ds_symbols) */
@@ -97,10 +98,27 @@ struct comm {
  * Frames: what addresses resolve to (struct ds_sym_info, map fields 0),
  * interned per object and file offset (user), per address (kernel), and one
  * for "no mapping"; ids are dense and stay valid until ds_symbols_free().
+ * A frame keeps only what its object does not give (struct frame); the
+ * rest is filled in from the object when it is asked for (frame_fill()).
  * A user address is found through its process's visible mappings (sorted,
  * binary search) and the object's file offset -> frame table, so that each
  * distinct object and offset is resolved once.
  */
+struct frame {
+	const char *name;	/* ds_sym_info's; its sym is name or NULL */
+	uint64_t sym_off;
+	uint64_t dso_off;	/* kernel: the ip */
+	uint32_t dso;		/* index into dsos, or FRAME_KERNEL, FRAME_NONE */
+	bool has_sym;
+};
+
+struct frame_infos {
+	struct ds_sym_info **chunks;	/* FRAME_CHUNK each, or NULL */
+	size_t cap;
+};
+
+#define FRAME_KERNEL UINT32_MAX
+#define FRAME_NONE (UINT32_MAX - 1)
 #define FRAME_CHUNK_BITS 10
 #define FRAME_CHUNK (1u << FRAME_CHUNK_BITS)
 #define NO_MAP UINT32_MAX
@@ -117,11 +135,25 @@ struct ds_symbols {
 	uint32_t *kname;
 	size_t nr_ksyms;
 	char *kstrs;
+	/* a kallsyms file (not /proc's) is kept open and its names read
+	 * when a frame needs one: kname is then the name's file offset,
+	 * klen its length, and knames (symbol index -> kcache index + 1)
+	 * what was read (a real recording meets 2 k of 120 k names) */
+	int kfd;
+	struct stat kst;	/* the file as it was read */
+	uint16_t *klen;
+	struct ds_ktab knames;
+	const char **kcache;
+	size_t nr_kcache, cap_kcache;
 	char **old_kstrs;	/* of kallsyms loaded before: frames name them */
 	size_t nr_old_kstrs;
 	uint64_t ktext;
-	struct ds_sym_info **fchunks;	/* frames, FRAME_CHUNK per chunk */
+	struct frame **fchunks;	/* frames, FRAME_CHUNK per chunk */
 	size_t nr_frames, cap_fchunks;
+	/* whole frames handed out by ds_symbols_frame_info(), each made at
+	 * that call's first for it (infos itself is allocated at open: the
+	 * call takes a const s) */
+	struct frame_infos *infos;
 	uint32_t unknown_frame;	/* id + 1 of "[unknown]" (no mapping), 0: none yet */
 	struct ds_ktab kframes;	/* kernel ip -> frame id + 1 */
 	uint32_t gen_seq;	/* the last mapset generation given */
@@ -221,6 +253,7 @@ int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 	*out = NULL;
 	if (!s)
 		return -ENOMEM;
+	s->kfd = -1;
 	/* the fields an older caller's smaller struct lacks read as 0 in the
 	 * copy only: never read opts past opts->sz */
 	err = ds_opts_copy(&s->o, sizeof(s->o), opts, opts ? opts->sz : 0);
@@ -238,7 +271,8 @@ int ds_symbols_open(struct ds_symbols **out, const struct ds_symbols_opts *opts)
 		free(s);
 		return -ENOSYS;
 	}
-	err = set_paths(s);
+	s->infos = calloc(1, sizeof(*s->infos));
+	err = s->infos ? set_paths(s) : -ENOMEM;
 	if (!err && kallsyms)
 		err = ds_symbols_load_kallsyms(s, kallsyms);
 	if (!err)
@@ -275,6 +309,8 @@ static void dso_free(struct dso *d)
 	free(d);
 }
 
+static void close_kallsyms(struct ds_symbols *s);
+
 void ds_symbols_free(struct ds_symbols *s)
 {
 	if (!s)
@@ -282,12 +318,19 @@ void ds_symbols_free(struct ds_symbols *s)
 	free(s->kaddr);
 	free(s->kname);
 	free(s->kstrs);
+	close_kallsyms(s);
 	for (size_t i = 0; i < s->nr_old_kstrs; i++)
 		free(s->old_kstrs[i]);
 	free(s->old_kstrs);
 	for (size_t i = 0; i < s->cap_fchunks; i++)
 		free(s->fchunks[i]);
 	free(s->fchunks);
+	if (s->infos) {
+		for (size_t i = 0; i < s->infos->cap; i++)
+			free(s->infos->chunks[i]);
+		free(s->infos->chunks);
+		free(s->infos);
+	}
 	ds_ktab_free(&s->kframes);
 	for (size_t i = 0; i < s->nr_sblocks; i++)
 		free(s->sblocks[i]);
@@ -467,20 +510,23 @@ struct ks_reader {
 	int fd;
 	char *buf;
 	size_t len, at;		/* bytes in buf, the next line's start */
+	uint64_t base;		/* the file offset of buf[0] */
 	bool eof;
 	int err;
 	char piece[KS_LINE + 1 + KS_OVER];	/* a 511-byte piece, a last line without
 						 * newline */
 };
 
-/* The next line, NUL-terminated (*len bytes before the NUL), or NULL at
- * the end (or at an error: r->err, -errno). */
-static char *ks_next(struct ks_reader *r, size_t *len)
+/* The next line, NUL-terminated (*len bytes before the NUL; *off: its
+ * offset in the file), or NULL at the end (or at an error: r->err,
+ * -errno). */
+static char *ks_next(struct ks_reader *r, size_t *len, uint64_t *off)
 {
 	for (;;) {
 		char *p = r->buf + r->at, *nl;
 		size_t left = r->len - r->at, n = left < KS_LINE ? left : KS_LINE;
 
+		*off = r->base + r->at;
 		nl = memchr(p, '\n', n);
 		if (nl) {
 			*nl = 0;
@@ -500,6 +546,7 @@ static char *ks_next(struct ks_reader *r, size_t *len)
 		if (r->eof)
 			return NULL;
 		/* the start of a line: kept, more read after it */
+		r->base += r->at;
 		memmove(r->buf, p, left);
 		r->len = left;
 		r->at = 0;
@@ -525,23 +572,54 @@ static char *ks_next(struct ks_reader *r, size_t *len)
 /* Sort the kallsyms symbols by address, equal ones in file order. */
 static int sort_ksyms(struct ds_symbols *s)
 {
-	struct sym *v = malloc((s->nr_ksyms ? s->nr_ksyms : 1) * sizeof(*v));
+	size_t n = s->nr_ksyms ? s->nr_ksyms : 1;
+	struct sym *v = malloc(n * sizeof(*v));
+	uint32_t *name = malloc(n * sizeof(*name));
+	uint16_t *len = s->klen ? malloc(n * sizeof(*len)) : NULL;
 
-	if (!v) {
+	if (!v || !name || (s->klen && !len)) {
+		free(v);
+		free(name);
+		free(len);
 		s->nr_ksyms = 0;
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < s->nr_ksyms; i++) {
 		v[i].start = s->kaddr[i];
-		v[i].name = (const char *)(uintptr_t)s->kname[i];	/* its offset */
+		v[i].name = (const char *)(uintptr_t)i;	/* its place in the file */
 	}
 	qsort(v, s->nr_ksyms, sizeof(*v), cmp_sym);
 	for (size_t i = 0; i < s->nr_ksyms; i++) {
+		size_t from = (size_t)(uintptr_t)v[i].name;
+
 		s->kaddr[i] = v[i].start;
-		s->kname[i] = (uint32_t)(uintptr_t)v[i].name;
+		name[i] = s->kname[from];
+		if (len)
+			len[i] = s->klen[from];
+	}
+	free(s->kname);
+	s->kname = name;
+	if (len) {
+		free(s->klen);
+		s->klen = len;
 	}
 	free(v);
 	return 0;
+}
+
+/* Forget the kallsyms file kept open and the names read from it (the
+ * copies stay: frames name them). */
+static void close_kallsyms(struct ds_symbols *s)
+{
+	if (s->kfd >= 0)
+		close(s->kfd);
+	s->kfd = -1;
+	free(s->klen);
+	s->klen = NULL;
+	ds_ktab_free(&s->knames);
+	free(s->kcache);
+	s->kcache = NULL;
+	s->nr_kcache = s->cap_kcache = 0;
 }
 
 static int retire_kstrs(struct ds_symbols *s)
@@ -550,6 +628,7 @@ static int retire_kstrs(struct ds_symbols *s)
 
 	s->kgen++;
 	ds_ktab_free(&s->kframes);
+	close_kallsyms(s);
 	if (!s->kstrs)
 		return 0;
 	v = realloc(s->old_kstrs, (s->nr_old_kstrs + 1) * sizeof(*v));
@@ -566,7 +645,9 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	struct ks_reader r = { .fd = -1 };
 	char *line;
 	size_t cap = 0, slen = 0, scap = 0, len;
-	bool nonzero = false, is_chr;
+	bool nonzero = false, is_chr, lazy;
+	uint64_t off;
+	struct stat st;
 	int err = 0, fd;
 
 	fd = ds_open_regular(path, &is_chr);
@@ -604,7 +685,11 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 	s->kaddr = NULL;
 	s->kname = NULL;
 	s->nr_ksyms = 0;
-	while ((line = ks_next(&r, &len))) {
+	/* a file that stays as it is (what record saved; not /proc's, whose
+	 * size is 0 and whose text is made again at each read): its names
+	 * are read from it when needed */
+	lazy = !fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_size <= UINT32_MAX;
+	while ((line = ks_next(&r, &len, &off))) {
 		char type;
 		const char *name;
 		unsigned long long addr;
@@ -621,18 +706,26 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		if (slen + nl + 1 > UINT32_MAX) {
+		if (!lazy && slen + nl + 1 > UINT32_MAX) {
 			err = -EFBIG;	/* names' offsets are 32 bits */
 			break;
 		}
-		if ((err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)))
+		if (!lazy && (err = ds_grow(&s->kstrs, &scap, slen + nl + 1 + KS_OVER, 1)))
 			break;
 		if (s->nr_ksyms >= cap) {
-			size_t c2 = cap;
+			size_t c2 = cap, c3 = cap;
 
 			if ((err = ds_grow(&s->kaddr, &cap, s->nr_ksyms + 1, sizeof(*s->kaddr))) ||
-			    (err = ds_grow(&s->kname, &c2, cap, sizeof(*s->kname))))
+			    (err = ds_grow(&s->kname, &c2, cap, sizeof(*s->kname))) ||
+			    (lazy && (err = ds_grow(&s->klen, &c3, cap, sizeof(*s->klen)))))
 				break;
+		}
+		s->kaddr[s->nr_ksyms] = addr;
+		if (lazy) {
+			/* a line is at most KS_LINE bytes: so is a name */
+			s->kname[s->nr_ksyms] = (uint32_t)(off + (uint64_t)(name - line));
+			s->klen[s->nr_ksyms++] = (uint16_t)nl;
+			continue;
 		}
 		/* 16 bytes at a time, past the name's end (into the line or
 		 * the buffers' KS_OVER bytes; the rest of kstrs' room): a
@@ -640,14 +733,20 @@ int ds_symbols_load_kallsyms(struct ds_symbols *s, const char *path)
 		for (size_t i = 0; i < nl; i += 16)
 			memcpy(s->kstrs + slen + i, name + i, 16);
 		s->kstrs[slen + nl] = 0;
-		s->kaddr[s->nr_ksyms] = addr;
 		s->kname[s->nr_ksyms] = (uint32_t)slen;
 		s->nr_ksyms++;
 		slen += nl + 1;
 	}
 	/* a read error ends the text, as it ended fgets() */
 	free(r.buf);
-	close(fd);
+	if (lazy && !err) {
+		s->kfd = fd;
+		s->kst = st;
+	} else {
+		close(fd);
+		free(s->klen);
+		s->klen = NULL;
+	}
 	if (err) {
 		s->nr_ksyms = 0;	/* names not resolved yet: none */
 		return err;
@@ -681,11 +780,20 @@ uint64_t ds_symbols_kernel_start(const struct ds_symbols *s)
  * Debian's is) asks those servers for what it did not find (without it,
  * find_debuginfo() keeps libdw from loading libdebuginfod).
  */
-/* name exists, or cannot be told not to (an error other than ENOENT and
- * ENOTDIR: libdwfl's open would stop on it) */
+/*
+ * name exists and is not a directory, or cannot be told not to (an error
+ * other than ENOENT and ENOTDIR: libdwfl's open would stop on it).  A
+ * directory is never a debug file, and perf's build-id cache is full of
+ * them where the search looks: ~/.debug/usr/bin/ls/ is its directory for
+ * /usr/bin/ls.
+ */
 static bool may_exist(const char *name)
 {
-	return !access(name, F_OK) || (errno != ENOENT && errno != ENOTDIR);
+	struct stat st;
+
+	if (!stat(name, &st))
+		return !S_ISDIR(st.st_mode);
+	return errno != ENOENT && errno != ENOTDIR;
 }
 
 /* dir/sub/file may exist (dir or sub NULL: left out) */
@@ -1298,6 +1406,7 @@ static struct dso *dso_get(struct ds_symbols *s, const char *path)
 		return NULL;
 	}
 	d->short_name = base_name(d->path);
+	d->idx = (uint32_t)s->nr_dsos;
 	d->full_names = s->o.full_names;
 	d->recorded = ds_htab_get(&s->rec_ids, h, bid_is, d->path);
 	if (!strcmp(path, "[vdso]"))
@@ -1602,20 +1711,80 @@ static uint32_t find_map(struct mapset *m, uint64_t ip)
 	return m->segs[lo - 1].map;
 }
 
-static void resolve_kernel(const struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
-{
-	size_t k = ds_count_starts(s->kaddr, s->nr_ksyms, sizeof(*s->kaddr), ip);
+static const char *keep_str(struct ds_symbols *s, const char *str);
 
-	memset(out, 0, sizeof(*out));
+/* The name of kallsyms symbol k, or NULL (the kept file was written to
+ * since it was read, cannot be read any more, or no memory). */
+static const char *ksym_name(struct ds_symbols *s, size_t k)
+{
+	char buf[KS_LINE + 1];
+	struct stat st;
+	const char *p;
+	uint32_t at;
+	ssize_t n;
+
+	if (s->kfd < 0)
+		return s->kstrs + s->kname[k];
+	at = ds_ktab_get(&s->knames, k);
+	if (at)
+		return s->kcache[at - 1];
+	if (fstat(s->kfd, &st) || st.st_size != s->kst.st_size ||
+	    st.st_mtim.tv_sec != s->kst.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != s->kst.st_mtim.tv_nsec)
+		return NULL;
+	do
+		n = pread(s->kfd, buf, s->klen[k], s->kname[k]);
+	while (n < 0 && errno == EINTR);
+	if (n != s->klen[k] || n == 0)
+		return NULL;
+	buf[n] = 0;
+	if (ds_grow(&s->kcache, &s->cap_kcache, s->nr_kcache + 1, sizeof(*s->kcache)) ||
+	    !(p = keep_str(s, buf)) || ds_ktab_put(&s->knames, k, (uint32_t)s->nr_kcache + 1))
+		return NULL;
+	s->kcache[s->nr_kcache++] = p;
+	return p;
+}
+
+/* What object d gives a frame of it: its names, and unless it is a perf
+ * map its build-id (the recording's names the object profiled) and
+ * whether the file's differs. */
+static void dso_info(const struct dso *d, struct ds_sym_info *out)
+{
+	out->dso = d->path;
+	out->dso_short = d->short_name;
+	if (d->perfmap)
+		return;
+	if (d->recorded) {
+		out->build_id = d->recorded->id;
+		out->build_id_len = d->recorded->size;
+	} else if (d->build_id_len) {
+		out->build_id = d->build_id;
+		out->build_id_len = d->build_id_len;
+	}
+	out->mismatch = d->mismatch;
+}
+
+/* What the kernel gives a frame of it. */
+static void kernel_info(const struct ds_symbols *s, struct ds_sym_info *out)
+{
 	out->kernel = true;
 	out->dso = out->dso_short = "[kernel.kallsyms]";
-	out->dso_off = ip;
 	if (s->kbid_len) {	/* a pprof mapping's build-id */
 		out->build_id = s->kbid;
 		out->build_id_len = s->kbid_len;
 	}
-	if (k && ip - s->kaddr[k - 1] < (1u << 24)) {
-		out->name = out->sym = s->kstrs + s->kname[k - 1];
+}
+
+static void resolve_kernel(struct ds_symbols *s, uint64_t ip, struct ds_sym_info *out)
+{
+	size_t k = ds_count_starts(s->kaddr, s->nr_ksyms, sizeof(*s->kaddr), ip);
+	const char *name = NULL;
+
+	memset(out, 0, sizeof(*out));
+	kernel_info(s, out);
+	out->dso_off = ip;
+	if (k && ip - s->kaddr[k - 1] < (1u << 24) && (name = ksym_name(s, k - 1))) {
+		out->name = out->sym = name;
 		out->sym_off = ip - s->kaddr[k - 1];
 	} else {
 		out->name = "[kernel.kallsyms]";
@@ -1665,8 +1834,7 @@ static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
 	} else if (!d->loaded && (d->path[0] == '/' || d->load_path)) {
 		dso_load(s, d);
 	}
-	out->dso = d->path;
-	out->dso_short = d->short_name;
+	dso_info(d, out);
 	out->dso_off = off;
 	if (d->perfmap) {	/* off is the address (the map's pgoff, its start) */
 		const struct ds_namedrange *r = ds_nametab_find(&d->names, off);
@@ -1680,15 +1848,6 @@ static void resolve_user(struct ds_symbols *s, struct dso *d, uint64_t off,
 		}
 		return;
 	}
-	/* the recording's build-id names the object profiled */
-	if (d->recorded) {
-		out->build_id = d->recorded->id;
-		out->build_id_len = d->recorded->size;
-	} else if (d->build_id_len) {
-		out->build_id = d->build_id;
-		out->build_id_len = d->build_id_len;
-	}
-	out->mismatch = d->mismatch;
 	for (size_t k = 0; d->ok && k < d->nr_segs; k++) {
 		const struct seg *sg = &d->segs[k];
 
@@ -1737,9 +1896,26 @@ static void lookup_uncached(struct ds_symbols *s, uint32_t pid, uint64_t ip, boo
 	set_map(out, &m->maps[i]);
 }
 
-static struct ds_sym_info *frame_at(const struct ds_symbols *s, uint32_t id)
+static const struct frame *frame_at(const struct ds_symbols *s, uint32_t id)
 {
 	return &s->fchunks[id >> FRAME_CHUNK_BITS][id & (FRAME_CHUNK - 1)];
+}
+
+/* The whole of frame f, into out (map fields 0): what its object gives,
+ * as resolve_user() and resolve_kernel() put it. */
+static void frame_fill(const struct ds_symbols *s, const struct frame *f,
+		       struct ds_sym_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->sz = sizeof(*out);
+	out->name = f->name;
+	out->sym = f->has_sym ? f->name : NULL;
+	out->sym_off = f->sym_off;
+	out->dso_off = f->dso_off;
+	if (f->dso == FRAME_KERNEL)
+		kernel_info(s, out);
+	else if (f->dso != FRAME_NONE)
+		dso_info(s->dsos[f->dso], out);
 }
 
 /* A copy of str that lives as long as s: 0 or -ENOMEM. */
@@ -1766,12 +1942,13 @@ static const char *keep_str(struct ds_symbols *s, const char *str)
 	return p;
 }
 
-/* Intern a new frame (its name copied when it is in buf): 0 or -ENOMEM. */
+/* Intern a new frame of object dso (a FRAME_* for none), what si says
+ * (its name copied when it is in buf): 0 or -ENOMEM. */
 static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const char *buf,
-		     uint32_t *id)
+		     uint32_t dso, uint32_t *id)
 {
 	size_t c = s->nr_frames >> FRAME_CHUNK_BITS;
-	struct ds_sym_info *f;
+	struct frame *f;
 
 	if (s->nr_frames >= UINT32_MAX)
 		return -ENOMEM;
@@ -1787,8 +1964,12 @@ static int frame_add(struct ds_symbols *s, const struct ds_sym_info *si, const c
 	if (!s->fchunks[c] && !(s->fchunks[c] = malloc(FRAME_CHUNK * sizeof(*f))))
 		return -ENOMEM;
 	f = &s->fchunks[c][s->nr_frames & (FRAME_CHUNK - 1)];
-	*f = *si;
-	f->sz = sizeof(*f);	/* ds_symbols_frame_info() hands it out */
+	/* resolve_*() name a frame by its symbol when it has one */
+	f->name = si->name;
+	f->has_sym = si->sym != NULL;
+	f->sym_off = si->sym_off;
+	f->dso_off = si->dso_off;
+	f->dso = dso;
 	if (si->name == buf && !(f->name = keep_str(s, buf)))
 		return -ENOMEM;
 	*id = (uint32_t)s->nr_frames++;
@@ -1806,7 +1987,7 @@ static int kernel_frame(struct ds_symbols *s, uint64_t ip, uint32_t *id)
 		return 0;
 	}
 	resolve_kernel(s, ip, &si);
-	err = frame_add(s, &si, NULL, id);
+	err = frame_add(s, &si, NULL, FRAME_KERNEL, id);
 	if (!err)
 		err = ds_ktab_put(&s->kframes, ip, *id + 1);
 	return err;
@@ -1823,7 +2004,7 @@ static int unknown_frame(struct ds_symbols *s, uint32_t *id)
 	}
 	memset(&si, 0, sizeof(si));
 	si.name = "[unknown]";
-	err = frame_add(s, &si, NULL, id);
+	err = frame_add(s, &si, NULL, FRAME_NONE, id);
 	if (!err)
 		s->unknown_frame = *id + 1;
 	return err;
@@ -1841,7 +2022,7 @@ static int dso_frame(struct ds_symbols *s, struct dso *d, uint64_t off, uint32_t
 		return 0;
 	}
 	resolve_user(s, d, off, &si, buf, sizeof(buf));
-	err = frame_add(s, &si, buf, id);
+	err = frame_add(s, &si, buf, d->idx, id);
 	if (!err)
 		err = ds_ktab_put(&d->frame_by_off, off, *id + 1);
 	return err;
@@ -1928,9 +2109,46 @@ int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kerne
 	return kernel ? kernel_frame(s, ip, id) : user_frame(s, pid, ip, id, &mp);
 }
 
+int ds_symbols_frame_get(const struct ds_symbols *s, uint32_t id, struct ds_sym_info *out)
+{
+	struct ds_sym_info full;
+
+	if (out->sz < DS_SZ_MIN(struct ds_sym_info, name))
+		return -EINVAL;
+	if (id >= s->nr_frames)
+		return -ENOENT;
+	if (out->sz == sizeof(full)) {
+		frame_fill(s, frame_at(s, id), out);
+		return 0;
+	}
+	frame_fill(s, frame_at(s, id), &full);
+	ds_sz_out(out, &full, sizeof(full));
+	return 0;
+}
+
 const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s, uint32_t id)
 {
-	return id < s->nr_frames ? frame_at(s, id) : NULL;
+	struct frame_infos *fi = s->infos;
+	size_t c = id >> FRAME_CHUNK_BITS;
+	struct ds_sym_info *si;
+
+	if (id >= s->nr_frames)
+		return NULL;
+	if (c >= fi->cap) {
+		size_t cap = fi->cap;
+
+		if (ds_grow(&fi->chunks, &cap, c + 1, sizeof(*fi->chunks)))
+			return NULL;
+		memset(fi->chunks + fi->cap, 0, (cap - fi->cap) * sizeof(*fi->chunks));
+		fi->cap = cap;
+	}
+	if (!fi->chunks[c] && !(fi->chunks[c] = calloc(FRAME_CHUNK, sizeof(**fi->chunks))))
+		return NULL;
+	/* made once (sz 0: not yet): what a frame resolves to stays */
+	si = &fi->chunks[c][id & (FRAME_CHUNK - 1)];
+	if (!si->sz)
+		frame_fill(s, frame_at(s, id), si);
+	return si;
 }
 
 /* ds_symbols_lookup() into our whole struct */
@@ -1946,7 +2164,7 @@ static void lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 		lookup_uncached(s, pid, ip, kernel, out, buf, len);
 		return;
 	}
-	*out = *frame_at(s, id);
+	frame_fill(s, frame_at(s, id), out);
 	if (mp)
 		set_map(out, mp);
 }

@@ -55,6 +55,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 #include "symtab.h"
@@ -86,6 +87,9 @@ struct secref {
 	size_t ndx;
 };
 
+/* main file, debug file, MiniDebugInfo, and one to spare */
+#define SWEEP_ELFS 4
+
 struct sweep {
 	struct esym *e;		/* by value, then search order */
 	size_t n;
@@ -95,6 +99,7 @@ struct sweep {
 	size_t nr_secs;
 	uint32_t *act[2];	/* covering sized symbols, global and local pass */
 	size_t nr_act[2];
+	Elf *elfs[SWEEP_ELFS];	/* the files the symbols came from */
 };
 
 static int bind_value(unsigned char info)
@@ -237,6 +242,71 @@ static int read_sections(struct sweep *w, Elf *elf, uint64_t bias)
 	return 0;
 }
 
+/* The files the table came from (the main file, its debug file,
+ * MiniDebugInfo's image), for release_image(). */
+static void note_elf(struct sweep *w, Elf *elf)
+{
+	size_t k = 0;
+
+	while (k < SWEEP_ELFS && w->elfs[k] && w->elfs[k] != elf)
+		k++;
+	if (elf && k < SWEEP_ELFS)
+		w->elfs[k] = elf;
+}
+
+/* libelf and libdwfl write into a private mapping of an ELF image only to
+ * convert a file of the other byte order, or to relocate an ET_REL file */
+static bool native_image(Elf *elf)
+{
+	const unsigned char host = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB :
+									      ELFDATA2MSB;
+	const char *id = elf_getident(elf, NULL);
+	GElf_Ehdr eh;
+
+	return id && (unsigned char)id[EI_DATA] == host && gelf_getehdr(elf, &eh) &&
+	       eh.e_type != ET_REL;
+}
+
+/*
+ * Give back the pages of elf's image that reading a table faulted in.
+ * libelf maps the file (MAP_PRIVATE), and a peak RSS counts every page
+ * touched: the symbol table of a large library is megabytes, of which a
+ * profile later reads a few names.  Only a file mapping that holds the
+ * whole image is released (MADV_DONTNEED: a page read again comes back
+ * from the page cache, as it was).  libdwfl maps it writable, but nothing
+ * writes to it where native_image() holds.  An image libelf read into
+ * memory (MiniDebugInfo, or where mmap() failed) is left alone.
+ * /proc/self/maps tells which it is, once per object.
+ */
+static void release_image(Elf *elf)
+{
+	size_t size = 0;
+	const char *base = elf ? elf_rawfile(elf, &size) : NULL;
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)base, hi;
+	char line[512];
+	FILE *f;
+
+	if (!base || !size || pg <= 0 || lo % (uintptr_t)pg || !native_image(elf))
+		return;
+	hi = (lo + size + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, ino;
+		char perms[8];
+
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) != 4 ||
+		    start > lo || lo >= end)
+			continue;
+		if (ino && perms[0] == 'r' && perms[3] == 'p' && hi <= end)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		break;
+	}
+	fclose(f);
+}
+
 /* Symbols [from, to) of mod's table that take part, appended to w->e
  * (room for the whole table).  A name in the main file's image (img->fd
  * >= 0) is not read here: whether it is empty is found later
@@ -248,12 +318,14 @@ static void read_syms(struct sweep *w, Dwfl_Module *mod, int from, int to, bool 
 		GElf_Sym sym;
 		GElf_Addr value;
 		GElf_Word shndx;
-		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, NULL,
+		Elf *elf = NULL;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &value, &shndx, &elf,
 							   NULL);
 		struct esym *e;
 		bool unread;
 		int type;
 
+		note_elf(w, elf);
 		if (!name || sym.st_shndx == SHN_UNDEF)
 			continue;
 		unread = img->fd >= 0 && name >= img->base && name < img->base + img->size;
@@ -634,6 +706,7 @@ int ds_symtab_build_fd(struct ds_symtab *t, Dwfl_Module *mod, int fd)
 		return 0;
 	if (fd >= 0 && (img.base = elf_rawfile(main_elf, &img.size)))
 		img.fd = fd;
+	note_elf(&w, main_elf);
 	err = read_sections(&w, main_elf, bias);
 	if (!err && !(w.e = malloc((size_t)n * sizeof(*w.e))))
 		err = -ENOMEM;
@@ -647,6 +720,8 @@ int ds_symtab_build_fd(struct ds_symtab *t, Dwfl_Module *mod, int fd)
 		if (!err)
 			err = sweep(t, &w);
 	}
+	for (size_t k = 0; k < SWEEP_ELFS; k++)
+		release_image(w.elfs[k]);
 	free(w.e);
 	free(w.labels);
 	free(w.secs);

@@ -229,7 +229,7 @@ static int put_fmt(struct script *s, const char *fmt, ...)
  * (object)\n" ("[unknown]" when no symbol), formatted once per frame. */
 static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 {
-	const struct ds_sym_info *si;
+	struct ds_sym_info info = { .sz = sizeof(info) }, *si = &info;
 	struct tail *tl;
 	char off[16], *o = off;
 	const char *name, *dso;
@@ -241,8 +241,7 @@ static int frame_tail(struct script *s, uint32_t id, const char **t, size_t *n)
 		*n = s->tails[id].len;
 		return 0;
 	}
-	si = ds_symbols_frame_info(s->sym, id);
-	if (!si)
+	if (ds_symbols_frame_get(s->sym, id, si))
 		return -EINVAL;
 	if (id >= s->cap_tails) {
 		size_t old = s->cap_tails;

@@ -595,11 +595,17 @@ DS_API int ds_symbols_lookup(struct ds_symbols *s, uint32_t pid, uint64_t ip, bo
  * or fork record) to the object's file offset -> frame table; an object's
  * symbols are read once.  ds_symbols_lookup() goes the same way.
  * ds_symbols_frame(): the frame of ip (0 or -ENOMEM);
- * ds_symbols_frame_info(): what frame id resolves to (its map fields are 0;
- * strings valid until ds_symbols_free()), or NULL for an unknown id.
+ * ds_symbols_frame_get(): what frame id resolves to, into out (out->sz
+ * set; its map fields are 0; strings valid until ds_symbols_free()): 0,
+ * -ENOENT for an unknown id, -EINVAL when out->sz does not hold name;
+ * ds_symbols_frame_info(): the same in a struct the library keeps (made at
+ * the first call for id: not to be called from several threads at once),
+ * or NULL for an unknown id or without memory.
  */
 DS_API int ds_symbols_frame(struct ds_symbols *s, uint32_t pid, uint64_t ip, bool kernel,
 			    uint32_t *id);
+DS_API int ds_symbols_frame_get(const struct ds_symbols *s, uint32_t id,
+				struct ds_sym_info *out);
 DS_API const struct ds_sym_info *ds_symbols_frame_info(const struct ds_symbols *s,
 							uint32_t id);
 /* Last COMM seen for tid (or pid), "swapper" for tid 0, or NULL. */

@@ -43,6 +43,12 @@ check "symbols: no .gnu_debuglink: NAME.debug in .debug/ beside the binary" \
 check "symbols: no debug file and no DEBUGINFOD_URLS: libdebuginfod not loaded (8 MB of RSS)" \
 	bash -c "! env -u DEBUGINFOD_URLS LD_DEBUG=files '$RES' '$T/dbg/burn-s' $(va burn_leaf) 2>&1 |
 		grep -q 'file=libdebuginfod'"
+# perf's build-id cache holds a directory where the search by name looks
+# (~/.debug/PATH/ for PATH): a directory is no debug file
+mkdir -p "$T/dbg/home/.debug$T/dbg/burn-s/0123"
+check "symbols: perf's build-id cache directory of the binary: libdebuginfod not loaded" \
+	bash -c "! env -u DEBUGINFOD_URLS -u PERF_BUILDID_DIR HOME='$T/dbg/home' LD_DEBUG=files \
+		'$RES' '$T/dbg/burn-s' $(va burn_leaf) 2>&1 | grep -q 'file=libdebuginfod'"
 # a file of 4 MiB or more has its names read through a descriptor of its
 # own, not in libelf's mapped image (lib/symbols.c read_name())
 big=$(ls /usr/lib/llvm-*/lib/libLLVM*.so* 2> /dev/null | head -1)

@@ -21,6 +21,7 @@
 
 #include "streams.h"
 #include "hash.h"
+#include "internal.h"
 
 static char tmpdir[] = "/tmp/ds-frames-XXXXXX";
 
@@ -85,18 +86,33 @@ static void fork_rec(struct ds_symbols *sym, struct sbuf *s, uint32_t pid, uint3
 	feed(sym, s);
 }
 
-/* The name ip of pid resolves to, through the frame id (checked stable). */
+/* The name ip of pid resolves to, through the frame id (checked stable;
+ * the struct the library keeps and the one it fills the same). */
 static const char *frame_name(struct ds_symbols *sym, uint32_t pid, uint64_t ip, bool kernel,
 			      uint32_t *idp)
 {
 	uint32_t id, again;
 	const struct ds_sym_info *si;
+	struct ds_sym_info got = { .sz = sizeof(got) };
 
 	assert_int_equal(ds_symbols_frame(sym, pid, ip, kernel, &id), 0);
 	assert_int_equal(ds_symbols_frame(sym, pid, ip, kernel, &again), 0);
 	assert_int_equal(id, again);
 	si = ds_symbols_frame_info(sym, id);
 	assert_non_null(si);
+	assert_int_equal(ds_symbols_frame_get(sym, id, &got), 0);
+	assert_int_equal(si->sz, sizeof(*si));
+	assert_ptr_equal(got.name, si->name);
+	assert_ptr_equal(got.sym, si->sym);
+	assert_int_equal(got.sym_off, si->sym_off);
+	assert_ptr_equal(got.dso, si->dso);
+	assert_ptr_equal(got.dso_short, si->dso_short);
+	assert_int_equal(got.dso_off, si->dso_off);
+	assert_int_equal(got.map_start | got.map_end | got.map_pgoff, 0);
+	assert_ptr_equal(got.build_id, si->build_id);
+	assert_int_equal(got.build_id_len, si->build_id_len);
+	assert_int_equal(got.kernel, si->kernel);
+	assert_int_equal(got.mismatch, si->mismatch);
 	if (idp)
 		*idp = id;
 	return si->name;
@@ -147,6 +163,20 @@ static void t_frames(void **state)
 	assert_string_equal(frame_name(sym, 99, UADDR(0x40), false, &b), "[unknown]");
 	assert_int_equal(a, b);
 	assert_null(ds_symbols_frame_info(sym, 1u << 30));
+	assert_int_equal(ds_symbols_frame_get(sym, 1u << 30, &si), -ENOENT);
+	{
+		/* an older caller's smaller struct: what fits, nothing past */
+		struct ds_sym_info small[2];
+		const size_t sz = DS_SZ_MIN(struct ds_sym_info, name);
+
+		memset(small, 0xa5, sizeof(small));
+		small[0].sz = sz;
+		assert_int_equal(ds_symbols_frame_get(sym, a, &small[0]), 0);
+		assert_string_equal(small[0].name, "[unknown]");
+		assert_int_equal(((unsigned char *)&small[0])[sz], 0xa5);
+		small[0].sz = sz - 1;
+		assert_int_equal(ds_symbols_frame_get(sym, a, &small[0]), -EINVAL);
+	}
 
 	/* a new mapping over a cached address wins */
 	assert_string_equal(frame_name(sym, 10, UADDR(0x80), false, NULL), "[a.bin+0x80]");
@@ -210,6 +240,20 @@ static void t_frames(void **state)
 	assert_int_equal(ds_symbols_load_kallsyms(sym, "/dev/null"), 0);
 	assert_string_equal(frame_name(sym, 0, KADDR(0x150), true, NULL), "[kernel.kallsyms]");
 	assert_string_equal(old->name, "one");
+	/* names are read from the file when a frame needs one: a file
+	 * written to in place since is not read (no name), the same path
+	 * loaded again gives the new names */
+	write_text(tpath("ks3"), "ffffffff81000000 T _text\nffffffff81000100 T three\n"
+				 "ffffffff81000200 T three_b\n");
+	assert_int_equal(ds_symbols_load_kallsyms(sym, tpath("ks3")), 0);
+	assert_string_equal(frame_name(sym, 0, KADDR(0x150), true, NULL), "three");
+	write_text(tpath("ks3"), "ffffffff81000000 T _text\nffffffff81000100 T four\n"
+				 "ffffffff81000200 T fourth_bbb\n");
+	assert_string_equal(frame_name(sym, 0, KADDR(0x150), true, NULL), "three");
+	assert_string_equal(frame_name(sym, 0, KADDR(0x210), true, NULL), "[kernel.kallsyms]");
+	assert_int_equal(ds_symbols_load_kallsyms(sym, tpath("ks3")), 0);
+	assert_string_equal(frame_name(sym, 0, KADDR(0x150), true, NULL), "four");
+	assert_string_equal(frame_name(sym, 0, KADDR(0x210), true, NULL), "fourth_bbb");
 
 	/* many addresses in many processes: the cache grows, every address
 	 * still resolves to its own object and offset */
@@ -682,6 +726,51 @@ static void t_kallsyms_lines(void **state)
 	ds_symbols_free(sym);
 }
 
+/* /proc/kallsyms (size 0: its names copied at load) and a copy of it
+ * (names read from the file when needed) name the same symbols. */
+static void t_kallsyms_proc(void **state)
+{
+	const char *copy = tpath("ks-proc");
+	struct ds_symbols *live, *saved;
+	char line[600], name[512], type;
+	unsigned long long a;
+	size_t checked = 0, n = 0;
+	FILE *in, *out;
+
+	(void)state;
+	in = fopen("/proc/kallsyms", "r");
+	if (!in)
+		skip();
+	out = fopen(copy, "w");
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in))
+		fputs(line, out);
+	fclose(in);
+	fclose(out);
+	assert_int_equal(ds_symbols_new(&live, "/proc/kallsyms"), 0);
+	assert_int_equal(ds_symbols_new(&saved, copy), 0);
+	if (!ds_symbols_kernel_start(saved)) {	/* kptr_restrict: no addresses */
+		ds_symbols_free(live);
+		ds_symbols_free(saved);
+		skip();
+	}
+	in = fopen(copy, "r");
+	assert_non_null(in);
+	while (fgets(line, sizeof(line), in)) {
+		/* modules may come and go between the two reads */
+		if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3 ||
+		    (type != 't' && type != 'T') || strchr(line, '[') || n++ % 97)
+			continue;
+		assert_string_equal(frame_name(saved, 0, a, true, NULL),
+				    frame_name(live, 0, a, true, NULL));
+		checked++;
+	}
+	fclose(in);
+	assert_true(checked > 100);
+	ds_symbols_free(live);
+	ds_symbols_free(saved);
+}
+
 static int setup(void **state)
 {
 	(void)state;
@@ -706,6 +795,7 @@ int main(void)
 		cmocka_unit_test(t_ktab),
 		cmocka_unit_test(t_fold_chain),
 		cmocka_unit_test(t_kallsyms_lines),
+		cmocka_unit_test(t_kallsyms_proc),
 	};
 
 	elf_version(EV_CURRENT);
