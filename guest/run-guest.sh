@@ -94,9 +94,36 @@ start=$(date +%s)
 timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 -m 2048 "${icount[@]}" \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
 	-append "console=ttyS0 panic=-1 loglevel=6 tsc=reliable ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}$irqargs" \
-	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1
+	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1 &
+tpid=$!
+# What the host gave the emulator, every 10 s, for a run that is slower
+# than its peers (a debug suite took 1.5x as long in one cold run, cause
+# unknown): the QEMU process's RSS and how much of it is in transparent
+# huge pages (TCG's guest memory accesses miss the host's TLB less in
+# them), the host's load and free memory. One line at the end.
+sampler=$log.host
+: > "$sampler"
+(
+	while sleep 10 && kill -0 "$tpid" 2>/dev/null; do
+		q=$(cut -d' ' -f1 "/proc/$tpid/task/$tpid/children" 2>/dev/null)
+		if [ -n "$q" ] && [ -r "/proc/$q/smaps_rollup" ]; then
+			awk -v t=$(( $(date +%s) - start )) -v load="$(cut -d' ' -f1 /proc/loadavg)" \
+				-v free="$(awk '/^MemFree:/ { print int($2 / 1024) }' /proc/meminfo)" \
+				'/^Rss:/ { r = int($2 / 1024) } /^AnonHugePages:/ { h = int($2 / 1024) }
+				END { if (r) print t, r, h, load, free }' "/proc/$q/smaps_rollup" >> "$sampler"
+		fi
+	done
+) &
+spid=$!
+wait "$tpid"
 qrc=$?
+kill "$spid" 2>/dev/null
+wait "$spid" 2>/dev/null
 elapsed=$(( $(date +%s) - start ))
+host_line=$(awk 'NR == 1 { lo = hi = $3; ll = lh = $4 } { if ($3 < lo) lo = $3; if ($3 > hi) hi = $3;
+	if ($4 < ll) ll = $4; if ($4 > lh) lh = $4; r = $2; f = $5 }
+	END { if (NR) printf "QEMU RSS %d MB, in huge pages %d-%d MB, host load %s-%s, free %d MB (%d samples)",
+		r, lo, hi, ll, lh, f, NR }' "$sampler")
 [ -z "$extra" ] || rm -f "$extra"
 # $log is the latest run's console; each run's is also kept, under its time,
 # the last 10 per kernel and suite, so that a rerun loses no failure's log.
@@ -140,5 +167,6 @@ if [ -n "$outdir" ]; then
 	tar -xf "$disk" -C "$outdir" 2>/dev/null || ds_log "no output archive from the guest"
 	rm -f "$disk"
 fi
+[ -z "$host_line" ] || ds_log "$kernel/$suite: host: $host_line"
 ds_log "$kernel/$suite: ${result:-no result} in ${elapsed}s -> $([ $fail -eq 0 ] && echo PASS || echo "FAIL (console: $hist)")"
 exit $fail
