@@ -331,6 +331,10 @@ SF_METHODS = [
      "frame pointers, deferred walk (`sf_depth_fp`)"),
     ("sf_depth_fp", "classic", "frame pointers, classic walk in the system call (`sf_depth_fp`)",
      "frame pointers, classic walk in the system call (`sf_depth_fp`)"),
+    ("sf_depth_eh", "deferred", "**.eh_frame**, deferred walk (`sf_depth_eh`: built as Debian "
+     "builds, no frame pointers, no SFrame, on Debian's libc)",
+     "frame pointers over code without them, deferred walk (`sf_depth_eh`: stock 7.x reads "
+     "no `.eh_frame`)"),
 ]
 
 sfl = {k: read_sframe(k) for k in KERNELS}
@@ -349,8 +353,11 @@ if any(v[0] for v in sfl.values()):
       "back to user space). cost/sample = median time per call − the median of `none` (same "
       "binary and depth); frames = the most common number of user frames of a walk; per frame "
       "= (cost at depth 100 − cost at depth 1) / (frames at 100 − frames at 1); 100-frame walk "
-      "= 100 × per frame. SFrame / FP frames per walk: `<debugfs>/unwind_user/stats` "
-      "(frames_sframe, frames_fp) over the run, per deferred record (absent on stock 7.x). "
+      "= 100 × per frame. SFrame / FP / .eh_frame frames per walk: "
+      "`<debugfs>/unwind_user/stats` (frames_sframe, frames_fp, frames_ehframe) over the run, "
+      "per deferred record (absent on stock 7.x). `sf_depth_eh` is the same source built as "
+      "Debian builds packages (gcc `-O2`, no frame pointers, no `-Wa,--gsframe`, dynamic, "
+      "on Debian's libc: `/opt/debian`): our kernel steps its frames by `.eh_frame`. "
       "With shift 0, 1 ns is 1 guest instruction: per frame is instructions per frame, the "
       "kernel's and the ring reader's (sframe_bench drains the ring after the workload "
       "exits unless it is half full). samples / records: a run's samples and deferred "
@@ -361,8 +368,9 @@ if any(v[0] for v in sfl.values()):
     w("```")
     w("DS_QEMU_ICOUNT=%s guest/run-guest.sh -k fast|ref -s sframe-bench.sh:%s:%s" % (
         meta.get("icount_shift"), meta.get("reps"), meta.get("sf_calls", "3000")))
-    w("  in the guest (bench/guest/sframe-bench.sh), per BIN in sf_depth_fp sf_depth, DEPTH in 1 100:")
-    w("    sframe_bench /opt/sframe/BIN DEPTH none|classic|deferred %s %s" % (
+    w("  in the guest (bench/guest/sframe-bench.sh), per BIN in sf_depth_fp sf_depth sf_depth_eh, "
+      "DEPTH in 1 100:")
+    w("    sframe_bench /opt/sframe/BIN (sf_depth_eh: /opt/debian/BIN) DEPTH none|classic|deferred %s %s" % (
         meta.get("reps"), meta.get("sf_calls", "3000")))
     w("```")
     w("")
@@ -371,7 +379,7 @@ if any(v[0] for v in sfl.values()):
             w("- %s: `%s`" % (k, i))
     w("")
     w("| walk | kernel | cost/sample, depth 1 (µs) | depth 100 (µs) | user frames 1 → 100 "
-      "| **per frame (ns)** | 100-frame walk (µs) | SFrame / FP frames per walk (depth 100) "
+      "| **per frame (ns)** | 100-frame walk (µs) | SFrame / FP / .eh_frame frames per walk (depth 100) "
       "| samples / records per run (depth 100) | lost |")
     w("|---|---|---:|---:|---:|---:|---:|---:|---|---:|")
     per_frame = {}
@@ -394,6 +402,7 @@ if any(v[0] for v in sfl.values()):
                      for rec, smp in zip(r100["records"], r100["samples"])]
             sfw = sum(r100.get("sframe_frames", [0])) / sum(walks) if sum(walks) else 0
             fpw = sum(r100.get("fp_frames", [0])) / sum(walks) if sum(walks) else 0
+            ehw = sum(r100.get("eh_frames", [0])) / sum(walks) if sum(walks) else 0
             # stock 7.x: no record for the last system call (exit_group)
             eq = "%d / %s" % (statistics.median(r100["samples"]),
                               "%d" % statistics.median(r100["records"]) if mode == "deferred"
@@ -402,13 +411,14 @@ if any(v[0] for v in sfl.values()):
             w("| %s | %s | %.2f | %.2f | %.0f → %.0f | %s | %s | %s | %s | %d |" % (
                 lab_ours if k == "fast" else lab_ref, kname(k), c1 / 1000, c100 / 1000,
                 f1, f100, fmt(pf, "%.0f"), fmt(pf * 100 / 1000 if pf is not None else None, "%.1f"),
-                "%.1f / %.1f" % (sfw, fpw) if k == "fast" else "–", eq, lost))
+                "%.1f / %.1f / %.1f" % (sfw, fpw, ehw) if k == "fast" else "–", eq, lost))
     w("")
     ratios = []
     for k in KERNELS:
         sf = per_frame.get((k, "sf_depth", "deferred"))
         fd = per_frame.get((k, "sf_depth_fp", "deferred"))
         fc = per_frame.get((k, "sf_depth_fp", "classic"))
+        eh = per_frame.get((k, "sf_depth_eh", "deferred"))
         what = "SFrame" if k == "fast" else "frame pointers over `sf_depth`"
         if sf and fd:
             ratios.append("%s: per frame, %s / deferred frame pointers = ×%.2f" % (kname(k), what, sf / fd))
@@ -416,6 +426,10 @@ if any(v[0] for v in sfl.values()):
             ratios.append("%s: per frame, %s / classic frame pointers = ×%.2f" % (kname(k), what, sf / fc))
         if fd and fc:
             ratios.append("%s: per frame, deferred / classic frame pointers = ×%.2f" % (kname(k), fd / fc))
+        if k == "fast" and eh and sf:
+            ratios.append("%s: per frame, .eh_frame / SFrame = ×%.2f" % (kname(k), eh / sf))
+        if k == "fast" and eh and fc:
+            ratios.append("%s: per frame, .eh_frame / classic frame pointers = ×%.2f" % (kname(k), eh / fc))
     for r in ratios:
         w("- %s" % r)
     w("")
