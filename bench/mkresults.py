@@ -164,7 +164,8 @@ w("Commands (each run by `bench/run-all.sh`):")
 w("")
 w("```")
 w("DS_QEMU_ICOUNT=%s DS_INITRD_EXTRA=build/perf7.cpio.gz guest/run-guest.sh -k fast|ref "
-  "-s cost-bench.sh:%s:1:%s" % (meta.get("icount_shift"), meta.get("reps"), meta.get("profile")))
+  "-s cost-bench.sh:%s:1:%s" % (meta.get("icount_shift"), meta.get("reps"),
+                               (meta.get("profile") or "-").replace(",", "+")))
 w("guest/run-guest.sh -k fast|ref -s cost-bench.sh:%s:0:-" % meta.get("reps"))
 w("  in the guest (bench/guest/cost-bench.sh), per WORKLOAD in short long deep cpu offcpu:")
 w("    cost_bench WORKLOAD none|classic|deferred %s 50000" % meta.get("reps"))

@@ -105,7 +105,8 @@ boot() {
 
 progress "2/5 guest runs: ${kernels[*]}, $reps repetitions each"
 for k in "${kernels[@]}"; do
-	boot "$k-icount" "$k" "cost-bench.sh:$reps:1:$profile" \
+	# the suite's tests are split at commas: the workloads joined by '+'
+	boot "$k-icount" "$k" "cost-bench.sh:$reps:1:$(echo "$profile" | tr ',' '+')" \
 		DS_QEMU_ICOUNT="$shift_n" DS_INITRD_EXTRA="$perf7"
 	boot "$k-wall" "$k" "cost-bench.sh:$reps:0:-"
 	boot "$k-sframe" "$k" "sframe-bench.sh:$reps:$sf_calls" DS_QEMU_ICOUNT="$shift_n"

@@ -6,9 +6,10 @@
 #
 #   REPS     repetitions per configuration (default 5)
 #   PERF7    1: also perf 7.x record (fp, dwarf, fp,defer) when /opt/perf7 exists
-#   PROFILE  comma-separated workloads to profile kernel-side with perf 7.x
-#            (-a cpu-clock every 5 us, enabled around the workload alone, flat
-#            symbols of the workload's process) in classic and deferred mode
+#   PROFILE  workloads to profile kernel-side with perf 7.x (-a cpu-clock
+#            every 5 us, enabled around the workload alone, flat symbols of
+#            the workload's process) in classic and deferred mode, separated
+#            by '+' (the harness splits a suite's tests at commas) or ','
 #
 # Lines for the host: "cost: ..." (cost_bench, one per repetition),
 # "cost7: ..." (totals of a perf record run, from its perf.data),
@@ -103,7 +104,7 @@ if [ -n "$profile" ] && [ -x "$P" ]; then
 	mkdir -p "$HOME"
 	# 5 us periods over 20 repetitions: a few thousand samples of the workload.
 	kperiod=5000 kreps=20
-	for wl in $(echo "$profile" | tr ',' ' '); do
+	for wl in $(echo "$profile" | tr ',+' '  '); do
 		for m in classic deferred; do
 			COST_CTL=/tmp/ctl COST_ACK=/tmp/ack \
 			$P record -a -e cpu-clock -c $kperiod -o /tmp/k.data \
