@@ -68,6 +68,12 @@ if [ ! -x "$p7root/usr/bin/perf" ] && [ "${BENCH_FETCH_PERF7:-0}" = 1 ]; then
 	"$root/guest/fetch-perf7.sh" > /dev/null || true
 fi
 if [ -e "$p7root/.perf7-done" ] && chroot "$p7root" perf --version > /dev/null 2>&1; then
+	# perf 7.x's script and report die of SIGSEGV at once without /proc
+	# in the root (its --version does not need it)
+	if ! awk -v m="$p7root/proc" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts; then
+		mkdir -p "$p7root/proc" && mount --bind /proc "$p7root/proc" &&
+			trap 'umount -l "$p7root/proc"' EXIT
+	fi
 	mkdir -p "$p7root$dir"
 	for f in bench_workload libc.so.6 kallsyms classic.data deferred.data; do
 		ln -f "$dir/$f" "$p7root$dir/$f" 2>/dev/null || cp "$dir/$f" "$p7root$dir/$f"
