@@ -103,14 +103,20 @@ tpid=$!
 # them), the host's load and free memory. One line at the end.
 sampler=$log.host
 : > "$sampler"
+# (awk programs built one line at a time: tests/list-commands.py reads a
+# script line by line)
+sample_awk='/^Rss:/ { r = int($2 / 1024) } /^AnonHugePages:/ { h = int($2 / 1024) }'
+sample_awk+=' END { if (r) print t, r, h, load, free }'
+sum_awk='NR == 1 { lo = hi = $3; ll = lh = $4 } { r = $2; f = $5 }'
+sum_awk+=' { if ($3 < lo) lo = $3; if ($3 > hi) hi = $3; if ($4 < ll) ll = $4; if ($4 > lh) lh = $4 }'
+sum_awk+=' END { if (NR) printf "QEMU RSS %d MB, in huge pages %d-%d MB, host load %s-%s, free %d MB (%d samples)", r, lo, hi, ll, lh, f, NR }'
 (
 	while sleep 10 && kill -0 "$tpid" 2>/dev/null; do
 		q=$(cut -d' ' -f1 "/proc/$tpid/task/$tpid/children" 2>/dev/null)
 		if [ -n "$q" ] && [ -r "/proc/$q/smaps_rollup" ]; then
 			awk -v t=$(( $(date +%s) - start )) -v load="$(cut -d' ' -f1 /proc/loadavg)" \
 				-v free="$(awk '/^MemFree:/ { print int($2 / 1024) }' /proc/meminfo)" \
-				'/^Rss:/ { r = int($2 / 1024) } /^AnonHugePages:/ { h = int($2 / 1024) }
-				END { if (r) print t, r, h, load, free }' "/proc/$q/smaps_rollup" >> "$sampler"
+				"$sample_awk" "/proc/$q/smaps_rollup" >> "$sampler"
 		fi
 	done
 ) &
@@ -120,10 +126,7 @@ qrc=$?
 kill "$spid" 2>/dev/null
 wait "$spid" 2>/dev/null
 elapsed=$(( $(date +%s) - start ))
-host_line=$(awk 'NR == 1 { lo = hi = $3; ll = lh = $4 } { if ($3 < lo) lo = $3; if ($3 > hi) hi = $3;
-	if ($4 < ll) ll = $4; if ($4 > lh) lh = $4; r = $2; f = $5 }
-	END { if (NR) printf "QEMU RSS %d MB, in huge pages %d-%d MB, host load %s-%s, free %d MB (%d samples)",
-		r, lo, hi, ll, lh, f, NR }' "$sampler")
+host_line=$(awk "$sum_awk" "$sampler")
 [ -z "$extra" ] || rm -f "$extra"
 # $log is the latest run's console; each run's is also kept, under its time,
 # the last 10 per kernel and suite, so that a rerun loses no failure's log.
