@@ -591,9 +591,9 @@ static void raw_put(struct rawcache *c, const struct raw_key *k, uint64_t h, uin
 	if (c->len + k->n > c->max) {
 		/* full: a cache that serves three lookups in four grows (a
 		 * few thousand call paths met again and again: 85 to 95 %
-		 * on bench/mkbench's file), one that does less starts again
-		 * as small (a busy host's system-wide recording: 40 to 55 %,
-		 * where 4 MiB of cache saved no time) */
+		 * on bench/mkbench's file), one that does less is emptied
+		 * at the size it has (a busy host's system-wide recording:
+		 * 40 to 55 %, where 4 MiB of cache saved no time) */
 		if (c->max < c->limit && c->hits * 4 >= c->looks * 3)
 			c->max *= 2;
 		else
