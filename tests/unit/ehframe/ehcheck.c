@@ -209,6 +209,9 @@ struct xent {
 	unsigned long off, len, cie, lo, hi;
 	int is_cie, row0, nrows;
 	char aug[32];
+	/* ld's lazy .plt expression in the FDE: its K and N; -1 none, -2 others too */
+	int plt_k;
+	long plt_off;
 };
 
 static struct xent *ents;
@@ -259,6 +262,7 @@ static void readelf_load(const char *path)
 			e->off = a;
 			e->len = b;
 			e->row0 = nrows;
+			e->plt_k = -1;
 			if (!strcmp(kind, "CIE")) {
 				e->is_cie = 1;
 				if (sscanf(line, "%*x %*x %*x CIE \"%31[^\"]\"", aug) == 1)
@@ -320,21 +324,69 @@ static void readelf_load(const char *path)
 		die("readelf: no frames in %s\n", path);
 }
 
+/*
+ * readelf -wf: the FDEs whose CFA expression is ld's for lazy .plt entries
+ * (%rsp + N + (((%rip & 15) >= K) << 3)), into ents[].plt_k and plt_off. An
+ * FDE with another expression as well is marked -2 (no row of it expected
+ * to be followed).
+ */
+static void readelf_plt(const char *path)
+{
+	char cmd[4200], line[2048];
+	int cur = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "readelf -wf '%s' 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		die("readelf: %s\n", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long a, b, c;
+		char kind[8];
+		long off;
+		unsigned int k;
+		int end = 0;
+
+		if (sscanf(line, "%lx %lx %lx %7s", &a, &b, &c, kind) == 4 &&
+		    (!strcmp(kind, "CIE") || !strcmp(kind, "FDE"))) {
+			cur = !strcmp(kind, "FDE") ? xent_by_off(a) : -1;
+			continue;
+		}
+		if (cur < 0 || !strstr(line, "DW_CFA_def_cfa_expression"))
+			continue;
+		if (sscanf(line, " DW_CFA_def_cfa_expression (DW_OP_breg7 (rsp): %ld; DW_OP_breg16 (rip): 0; "
+			   "DW_OP_lit15; DW_OP_and; DW_OP_lit%u; DW_OP_ge; DW_OP_lit3; DW_OP_shl; "
+			   "DW_OP_plus)%n", &off, &k, &end) == 2 && end && ents[cur].plt_k != -2) {
+			ents[cur].plt_k = k;
+			ents[cur].plt_off = off;
+		} else {
+			ents[cur].plt_k = -2;
+		}
+	}
+	pclose(f);
+}
+
 /* What readelf's row says the decoder must give. */
 struct expect {
 	int ret;
 	u8 why;
 	u8 cfa_reg, ra_rule;
 	s32 cfa_off, ra_off, fp_off;
+	u8 plt_ge;
 	unsigned int fp_rules;		/* mask of acceptable enum ehframe_rule */
 };
 
-static void expect_of(const struct xrow *r, struct expect *e)
+/* @e: readelf's FDE of the row, for its PLT expression; NULL: none followed. */
+static void expect_of(const struct xrow *r, const struct xent *x, struct expect *e)
 {
 	memset(e, 0, sizeof(*e));
 	if (!strncmp(r->cfa, "rsp", 3) || !strncmp(r->cfa, "rbp", 3)) {
 		e->cfa_reg = r->cfa[1] == 's' ? EHFRAME_REG_SP : EHFRAME_REG_FP;
 		e->cfa_off = strtol(r->cfa + 3, NULL, 10);
+	} else if (!strcmp(r->cfa, "exp") && x && x->plt_k >= 0) {
+		e->cfa_reg = EHFRAME_REG_PLT;
+		e->cfa_off = x->plt_off;
+		e->plt_ge = x->plt_k;
 	} else {
 		e->ret = -EOPNOTSUPP;
 		e->why = !strcmp(r->cfa, "exp") ? EHFRAME_WHY_CFA_EXPR : EHFRAME_WHY_CFA_REG;
@@ -374,6 +426,8 @@ static int row_matches(int ret, const struct ehframe_row *row, const struct expe
 	    row->ra_rule != e->ra_rule || !(e->fp_rules & 1 << row->fp_rule))
 		return 0;
 	if (row->ra_rule == EHFRAME_RULE_OFFSET && row->ra_off != e->ra_off)
+		return 0;
+	if (row->cfa_reg == EHFRAME_REG_PLT && row->plt_ge != e->plt_ge)
 		return 0;
 	if (row->fp_rule == EHFRAME_RULE_OFFSET && row->fp_off != e->fp_off)
 		return 0;
@@ -425,7 +479,8 @@ static void row_str(int ret, const struct ehframe_row *r, char *buf, size_t len)
 		return;
 	}
 	snprintf(buf, len, "cfa=%s%+d ra=%s%+d rbp=%s%+d flags=%u",
-		 r->cfa_reg == EHFRAME_REG_SP ? "rsp" : "rbp", r->cfa_off,
+		 r->cfa_reg == EHFRAME_REG_SP ? "rsp" : r->cfa_reg == EHFRAME_REG_FP ? "rbp" : "plt",
+		 r->cfa_off,
 		 rule[r->ra_rule & 3], r->ra_off, rule[r->fp_rule & 3], r->fp_off, r->flags);
 }
 
@@ -434,7 +489,7 @@ static int check_file(const char *path)
 	unsigned long pcs_n = 0, equal = 0, unsup[EHFRAME_WHY_NR] = { 0 }, mism = 0;
 	unsigned long fdes = 0, empty = 0, cached_mism = 0, gaps = 0, gaps_ok = 0;
 	unsigned long range_mism = 0, signal_fdes = 0, signal_ok = 0;
-	unsigned long eq_cfa_fp = 0, eq_fp_saved = 0, eq_ra_undef = 0;
+	unsigned long eq_cfa_fp = 0, eq_fp_saved = 0, eq_ra_undef = 0, eq_plt = 0;
 	unsigned long reads0, bytes0, lookups = 0;
 	struct ehframe_table t;
 	struct ehframe_fde fde;
@@ -449,6 +504,7 @@ static int check_file(const char *path)
 	if (ret)
 		die("%s: ehframe_hdr_parse: %s\n", path, err_name(ret));
 	readelf_load(path);
+	readelf_plt(path);
 
 	ranges = calloc(nents + 1, sizeof(*ranges));
 	for (i = 0; i < nents; i++)
@@ -518,7 +574,7 @@ static int check_file(const char *path)
 			for (k = 0; k < e->nrows; k++)
 				if (rows[e->row0 + k].loc <= pc[j])
 					xr = &rows[e->row0 + k];
-			expect_of(xr, &ex);
+			expect_of(xr, e, &ex);
 			memset(&row, 0, sizeof(row));
 			memset(&none, 0, sizeof(none));
 			ret = ehframe_find_row(&t, pc[j], &none, &row);
@@ -541,6 +597,7 @@ static int check_file(const char *path)
 					eq_cfa_fp += row.cfa_reg == EHFRAME_REG_FP;
 					eq_fp_saved += row.fp_rule == EHFRAME_RULE_OFFSET;
 					eq_ra_undef += row.ra_rule == EHFRAME_RULE_UNDEF;
+					eq_plt += row.cfa_reg == EHFRAME_REG_PLT;
 				}
 			} else {
 				mism++;
@@ -579,8 +636,9 @@ static int check_file(const char *path)
 				fprintf(stderr, "GAP %s pc %#lx: %s\n", path, e->hi, err_name(ret));
 		}
 	}
-	printf("%s: fdes %lu (table %u, empty %lu), pcs %lu, equal %lu (cfa=rbp %lu, rbp saved %lu, ra undefined %lu), unsupported",
-	       path, fdes, t.fde_count, empty, pcs_n, equal, eq_cfa_fp, eq_fp_saved, eq_ra_undef);
+	printf("%s: fdes %lu (table %u, empty %lu), pcs %lu, equal %lu (cfa=rbp %lu, rbp saved %lu, ra undefined %lu, ld's plt expression %lu), unsupported",
+	       path, fdes, t.fde_count, empty, pcs_n, equal, eq_cfa_fp, eq_fp_saved, eq_ra_undef,
+	       eq_plt);
 	for (i = 1; i < EHFRAME_WHY_NR; i++)
 		if (unsup[i])
 			printf(" %s=%lu", why_name[i], unsup[i]);
@@ -802,6 +860,37 @@ V(v_expr_len_huge)
 
 	fill(im, fde_insns(im, f), fde_insns(im, f) + 4, op, 4);
 }
+/* ld's PLT expression (ehframe_plt_expr()), spoilt three ways, then an advance */
+static void plt_expr(struct image *im, const u8 *op, size_t n)
+{
+	unsigned long f = ent_fde(im, K);
+
+	fill(im, fde_insns(im, f), fde_insns(im, f) + n, op, n);
+}
+V(v_plt_expr_op)
+{
+	/* DW_OP_eq for DW_OP_ge */
+	static const u8 op[] = { 0x0f, 11, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x29, 0x33, 0x24,
+				 0x22, 0x41 };
+
+	plt_expr(im, op, sizeof(op));
+}
+V(v_plt_expr_short)
+{
+	/* one byte short: its DW_OP_plus is read as an instruction */
+	static const u8 op[] = { 0x0f, 10, 0x77, 8, 0x80, 0, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24,
+				 0x22, 0x41 };
+
+	plt_expr(im, op, sizeof(op));
+}
+V(v_plt_expr_leb)
+{
+	/* its %rsp offset a LEB128 that runs past the expression */
+	static const u8 op[] = { 0x0f, 11, 0x77, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+				 0x80, 0x01, 0x41 };
+
+	plt_expr(im, op, sizeof(op));
+}
 V(v_unknown_opcode) { *P(im, fde_insns(im, ent_fde(im, K))) = 0x3f; }
 V(v_huge_offset)
 {
@@ -877,6 +966,9 @@ static const struct variant variants[] = {
 	{ "operand past the FDE's end", v_truncated_operand, HDR_SAME, 1 },
 	{ "operand past a short FDE's end", v_short_truncated, HDR_SAME, 1 },
 	{ "CFA expression longer than the FDE", v_expr_len_huge, HDR_SAME, 1 },
+	{ "ld's PLT expression, an operator changed", v_plt_expr_op, HDR_SAME, 1 },
+	{ "ld's PLT expression, its length one short", v_plt_expr_short, HDR_SAME, 1 },
+	{ "ld's PLT expression, an offset past its end", v_plt_expr_leb, HDR_SAME, 1 },
 	{ "unknown opcode", v_unknown_opcode, HDR_SAME, 1 },
 	{ "CFA offset 2^32", v_huge_offset, HDR_SAME, 1 },
 	{ "random .eh_frame (seed 1)", v_random_ehframe, HDR_SAME, 0 },
@@ -1214,7 +1306,7 @@ static struct sf_fn *sframe_write(const char *path, int *nfn)
 
 			if (!r)
 				break;
-			expect_of(r, &ex);
+			expect_of(r, NULL, &ex);
 			ok = !ex.ret && ex.ra_rule == EHFRAME_RULE_OFFSET && ex.ra_off == -8;
 		}
 		if (ok && (e->nrows || ents[ci].nrows))
@@ -1245,7 +1337,7 @@ static struct sf_fn *sframe_write(const char *path, int *nfn)
 			struct expect ex;
 			unsigned int ws, cnt;
 
-			expect_of(r, &ex);
+			expect_of(r, NULL, &ex);
 			/* readelf's rows ascend (checked: none repeats a place). */
 			if (loc >= size || (cnt_rows && loc <= last_loc))
 				break;
