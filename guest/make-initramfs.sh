@@ -31,7 +31,8 @@ find "$bin" -maxdepth 1 -type f -perm -u+x -exec cp {} "$root/tests/" \;
 # Debian's own C library and loader, for eh_work (built as Debian builds).
 mkdir -p "$root/opt/debian/lib"
 cp -L /lib64/ld-linux-x86-64.so.2 /lib/x86_64-linux-gnu/libc.so.6 "$root/opt/debian/lib/"
-mv "$root/tests/eh_work" "$root/tests/sf_depth_eh" "$root/tests/example_workload_debian" \
+mv "$root/tests/eh_work" "$root/tests/eh_work_lazy" "$root/tests/sf_depth_eh" \
+	"$root/tests/example_workload_debian" \
 	"$root/opt/debian/"
 # eh_work with each hostile .eh_frame variant of the decoder's host harness
 # (tests/unit/ehframe: truncated header, FDE outside the section, CIE loop,

@@ -22,16 +22,29 @@
  *		time: libc's allocator <- eh_alloc <- main
  *   thread	two threads from pthread_create(): eh_thr_leaf <- eh_thr_start
  *		<- libc's start_thread <- clone3 (the thread's outermost frame)
+ *   clock	clock_gettime() over and over: the vDSO's __vdso_clock_gettime
+ *		<- libc's clock_gettime <- eh_clock <- main
+ *   plt	rand_r() through the program's lazy .plt entry, which is never
+ *		bound: while the part runs, .plt's first entry jumps to
+ *		eh_fake_resolve rather than to the loader (the program's
+ *		GOT[2], writable without -z now), which drops the two words
+ *		the entries pushed and goes to eh_plt_callee. Every call thus
+ *		runs the entry's jump, its push, its jump to the first entry
+ *		and that entry's push and jump, all described by ld's CFI:
+ *		.plt <- eh_plt <- main. Only in a build without -z now
+ *		(eh_work_lazy), and only as the first part that calls rand_r.
  *
  * It prints "round 1", where its functions lie ("name start end", from
  * dladdr1(): linked with -rdynamic), then the executable segments of the
- * program ("prog"), of libc ("libc") and of the loader ("ld.so"), each
- * after its load address ("libc.base BASE BASE").
+ * program ("prog"), of libc ("libc"), of the loader ("ld.so") and of the
+ * vDSO ("vdso"), each after its load address ("libc.base BASE BASE"), and
+ * the program's .plt section ("plt", from its section headers), before them.
  *
  *   eh_work MSEC MODE...
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -39,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -187,6 +201,61 @@ noinline long eh_alloc(unsigned int *seed)
 	return r;
 }
 
+/* Sixteen reads of the clock: most of the time in the vDSO. */
+noinline long eh_clock(void)
+{
+	struct timespec t;
+	long r = 0;
+
+	for (int i = 0; i < 16; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		r += t.tv_nsec;
+	}
+	/* Not a tail call: eh_clock stays on the stack. */
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
+/* Where the calls of rand_r() go in the plt part: a step of the same LCG. */
+noinline int eh_plt_callee(unsigned int *seed)
+{
+	*seed = *seed * 1103515245u + 12345u;
+	return (int)(*seed >> 16);
+}
+
+/*
+ * The plt part's stand-in for the loader's _dl_runtime_resolve: entered by
+ * .plt's first entry with the link map and the relocation index pushed over
+ * the return address into eh_plt; drops them and goes to eh_plt_callee with
+ * the arguments of rand_r().
+ */
+void eh_fake_resolve(void);
+__asm__(
+"	.text\n"
+"	.globl eh_fake_resolve\n"
+"	.type eh_fake_resolve, @function\n"
+"eh_fake_resolve:\n"
+"	.cfi_startproc\n"
+"	.cfi_def_cfa_offset 24\n"
+"	endbr64\n"
+"	add $16, %rsp\n"
+"	.cfi_def_cfa_offset 8\n"
+"	jmp eh_plt_callee\n"
+"	.cfi_endproc\n"
+"	.size eh_fake_resolve, .-eh_fake_resolve\n");
+
+/* Sixteen calls through the lazy .plt entry of rand_r(). */
+noinline long eh_plt(unsigned int *seed)
+{
+	long r = 0;
+
+	for (int i = 0; i < 16; i++)
+		r += rand_r(seed);
+	/* Not a tail call: eh_plt stays on the stack. */
+	__asm__ volatile("" : "+r"(r));
+	return r;
+}
+
 noinline long eh_thr_leaf(long x)
 {
 	for (int i = 0; i < 3000; i++)
@@ -205,7 +274,79 @@ noinline void *eh_thr_start(void *arg)
 	return (void *)r;
 }
 
-/* The executable segments of the program, libc and the loader. */
+/* The program's load address, from its program headers. */
+static int prog_base(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	if (info->dlpi_name[0])
+		return 0;
+	*(unsigned long *)arg = info->dlpi_addr;
+	return 1;
+}
+
+/* The address of the program's section @want (0: none), from its headers. */
+static unsigned long section_addr(const char *want, unsigned long *size)
+{
+	unsigned long base = 0, addr = 0;
+	Elf64_Ehdr eh;
+	Elf64_Shdr str, sh;
+	char name[16];
+	int fd = open("/proc/self/exe", O_RDONLY);
+
+	dl_iterate_phdr(prog_base, &base);
+	if (fd < 0 || pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) ||
+	    pread(fd, &str, sizeof(str), eh.e_shoff + (off_t)eh.e_shstrndx * sizeof(str)) !=
+	    sizeof(str))
+		goto out;
+	for (int i = 0; i < eh.e_shnum; i++) {
+		if (pread(fd, &sh, sizeof(sh), eh.e_shoff + (off_t)i * sizeof(sh)) != sizeof(sh) ||
+		    pread(fd, name, sizeof(name), str.sh_offset + sh.sh_name) != sizeof(name))
+			break;
+		name[sizeof(name) - 1] = 0;
+		if (!strcmp(name, want)) {
+			addr = base + sh.sh_addr;
+			*size = sh.sh_size;
+			break;
+		}
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return addr;
+}
+
+/*
+ * The plt part: .plt's first entry sent to eh_fake_resolve for @msec. No
+ * other call may need the loader meanwhile: every other function the part
+ * calls (clock_gettime()) was bound by the caller's first call of it.
+ */
+static int plt_part(long msec, const struct timespec *t0)
+{
+	unsigned long size, got = section_addr(".got.plt", &size), *resolve, saved;
+	unsigned int seed = 1;
+	void *page;
+
+	if (!got || size < 24) {
+		fprintf(stderr, "eh_work: no .got.plt\n");
+		return 1;
+	}
+	resolve = (unsigned long *)got + 2;
+	/* GOT[2] lies in the part of .got.plt that RELRO made read-only */
+	page = (void *)((unsigned long)resolve & ~4095UL);
+	if (mprotect(page, 4096, PROT_READ | PROT_WRITE)) {
+		perror("eh_work: mprotect");
+		return 1;
+	}
+	saved = *resolve;
+	*resolve = (unsigned long)eh_fake_resolve;
+	while (msec_since(t0) < msec)
+		eh_sink += eh_plt(&seed);
+	*resolve = saved;
+	mprotect(page, 4096, PROT_READ);
+	return 0;
+}
+
+/* The executable segments of the program, libc, the loader and the vDSO. */
 static int print_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	const char *name = info->dlpi_name, *tag;
@@ -218,6 +359,8 @@ static int print_object(struct dl_phdr_info *info, size_t size, void *arg)
 		tag = "libc";
 	else if (strstr(name, "/ld-linux-x86-64.so.2"))
 		tag = "ld.so";
+	else if (strstr(name, "linux-vdso.so"))
+		tag = "vdso";
 	else
 		return 0;
 	/* an empty range: where its addresses are relative to, for messages */
@@ -268,6 +411,16 @@ int main(int argc, char **argv)
 	where("eh_alloc", (void *)eh_alloc);
 	where("eh_thr_leaf", (void *)eh_thr_leaf);
 	where("eh_thr_start", (void *)eh_thr_start);
+	where("eh_clock", (void *)eh_clock);
+	where("eh_plt", (void *)eh_plt);
+	where("eh_plt_callee", (void *)eh_plt_callee);
+	where("eh_fake_resolve", (void *)eh_fake_resolve);
+	{
+		unsigned long size, plt = section_addr(".plt", &size);
+
+		if (plt)
+			printf("plt %#lx %#lx\n", plt, plt + size);
+	}
 	where("_start", (void *)_start);
 	/* last: a function's range is found before its object's */
 	dl_iterate_phdr(print_object, NULL);
@@ -314,6 +467,12 @@ int main(int argc, char **argv)
 
 			while (msec_since(&t0) < msec)
 				eh_sink += eh_alloc(&seed);
+		} else if (!strcmp(argv[m], "clock")) {
+			while (msec_since(&t0) < msec)
+				eh_sink += eh_clock();
+		} else if (!strcmp(argv[m], "plt")) {
+			if (plt_part(msec, &t0))
+				return 1;
 		} else if (!strcmp(argv[m], "thread")) {
 			pthread_t t[2];
 
