@@ -1133,6 +1133,18 @@ static bool at_clone3(const struct ds_rec *d, uint64_t troot)
 	return troot && d->ips[0] < troot && troot - d->ips[0] <= 24;
 }
 
+/* "# not whole (@what, N frames): " and the first 16 frames of @d. */
+static void print_not_whole(const struct ranges *rs, const struct ds_rec *d, const char *what)
+{
+	printf("# not whole (%s, %llu frames):", what, (unsigned long long)d->nr);
+	for (uint64_t j = 0; j < d->nr && j < 16; j++) {
+		char buf[64];
+
+		printf(" %s", frame_text(rs, d, j, buf));
+	}
+	printf("\n");
+}
+
 /*
  * Does eh_work's record @d reach its thread's outermost frame? For the
  * main thread (@pid): the program's _start, called from libc's
@@ -1290,14 +1302,7 @@ static int check_debian(int *failed, const char *path, const char *what, const c
 			    at_clone3(d, troot) || eh_whole(rs, d, run.pid, troot) ||
 			    shown[main_thread]++ >= 4)
 				continue;
-			printf("# not whole (%s thread, %llu frames):", main_thread ? "main" : "a started",
-			       (unsigned long long)d->nr);
-			for (uint64_t j = 0; j < d->nr && j < 16; j++) {
-				char buf[64];
-
-				printf(" %s", frame_text(rs, d, j, buf));
-			}
-			printf("\n");
+			print_not_whole(rs, d, main_thread ? "main thread" : "a started thread");
 		}
 	}
 	print_stats_delta(&s0, &s1);
@@ -1431,16 +1436,8 @@ static int check_lazy_plt(int *failed)
 			plt_fn += ok && !strcmp(caller, "eh_plt") &&
 				  chain_has_after(rs, d->ips, d->nr, 1, "eh_plt", "main");
 		}
-		if (!ok && shown++ < 4) {
-			printf("# not whole (%s, %llu frames):", in_plt ? ".plt" : "elsewhere",
-			       (unsigned long long)d->nr);
-			for (uint64_t j = 0; j < d->nr && j < 16; j++) {
-				char buf[64];
-
-				printf(" %s", frame_text(rs, d, j, buf));
-			}
-			printf("\n");
-		}
+		if (!ok && shown++ < 4)
+			print_not_whole(rs, d, in_plt ? ".plt" : "elsewhere");
 	}
 	printf("# lazy .plt: %ld records, %ld whole; leaf in .plt %ld (%ld on an entry's jump, %ld on its push or its jump to the first entry, %ld in the first entry), %ld of them whole from their caller in the program, %ld through eh_plt <- main\n",
 	       records, whole, plt, at_jmp, at_push, at_plt0, plt_ok, plt_fn);
