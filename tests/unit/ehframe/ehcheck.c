@@ -885,7 +885,7 @@ V(v_plt_expr_short)
 }
 V(v_plt_expr_leb)
 {
-	/* its %rsp offset a LEB128 that runs past the expression */
+	/* its %rsp offset a LEB128 that fills the expression: not ld's */
 	static const u8 op[] = { 0x0f, 11, 0x77, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
 				 0x80, 0x01, 0x41 };
 
@@ -968,7 +968,7 @@ static const struct variant variants[] = {
 	{ "CFA expression longer than the FDE", v_expr_len_huge, HDR_SAME, 1 },
 	{ "ld's PLT expression, an operator changed", v_plt_expr_op, HDR_SAME, 1 },
 	{ "ld's PLT expression, its length one short", v_plt_expr_short, HDR_SAME, 1 },
-	{ "ld's PLT expression, an offset past its end", v_plt_expr_leb, HDR_SAME, 1 },
+	{ "ld's PLT expression, a 10-byte offset", v_plt_expr_leb, HDR_SAME, 1 },
 	{ "unknown opcode", v_unknown_opcode, HDR_SAME, 1 },
 	{ "CFA offset 2^32", v_huge_offset, HDR_SAME, 1 },
 	{ "random .eh_frame (seed 1)", v_random_ehframe, HDR_SAME, 0 },
