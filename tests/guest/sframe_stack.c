@@ -1445,8 +1445,12 @@ static int check_lazy_plt(int *failed)
 	if (!mainline) {
 		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0 && plt_start,
 			 "lazy .plt: the workload ran and found its .plt (status 0x%x)", run.status);
-		DS_CHECK(failed, plt >= 10 && plt * 10 >= records && at_push && at_plt0,
-			 "lazy .plt: records on each kind of .plt instruction (%ld of %ld: %ld, %ld, %ld)",
+		/*
+		 * fast: 976 of 2,684 records in .plt, 809 on the pushes, 31 in
+		 * the first entry; debug: 308 of 948, 254, 1 (not checked).
+		 */
+		DS_CHECK(failed, plt >= 10 && plt * 10 >= records && at_push * 4 >= plt,
+			 "lazy .plt: a tenth of the records in .plt, a quarter of those on the pushes (%ld of %ld: %ld, %ld, %ld)",
 			 plt, records, at_jmp, at_push, at_plt0);
 		DS_CHECK(failed, plt_ok == plt && plt_fn * 2 >= plt,
 			 "lazy .plt: every record with the leaf in .plt reaches _start from its caller in the program, most through eh_plt <- main (%ld of %ld, %ld)",
