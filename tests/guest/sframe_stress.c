@@ -417,10 +417,12 @@ static int check_ring(int *failed, const char *obj, long depth, bool hostile)
 	/* Four walks index the 48 copies and the executable, 16 a walk at most. */
 	tally(&r, "spin_leaf", depth, ring, 48, 4, &t);
 	print_tally(hostile ? "hostile" : depth > 100 ? "deep" : "ring", &r, &t);
-	printf("# stats: %ld walks, %.1f frames by SFrame a walk; %ld objects indexed with a table, %ld untrusted\n",
+	/* Frames by frame pointers: where a walk of SFrame code fell back (none expected) */
+	printf("# stats: %ld walks, %.1f frames by SFrame a walk, %ld by frame pointers in all; %ld objects indexed with a table, %ld without, %ld untrusted\n",
 	       s1.walks - s0.walks,
 	       s1.walks > s0.walks ? (double)(s1.frames_sframe - s0.frames_sframe) / (s1.walks - s0.walks) : 0.0,
-	       s1.objects_sframe - s0.objects_sframe, s1.objects_untrusted - s0.objects_untrusted);
+	       s1.frames_fp - s0.frames_fp, s1.objects_sframe - s0.objects_sframe,
+	       s1.objects_plain - s0.objects_plain, s1.objects_untrusted - s0.objects_untrusted);
 	if (!mainline) {
 		DS_CHECK(failed, ran_ok(&r) && r.ncopies == 48, "%s: the workload ran, 48 copies",
 			 obj);
