@@ -264,6 +264,20 @@ static int cmp_rec(const void *a, const void *b)
 	return x->time < y->time ? -1 : x->time > y->time;
 }
 
+/*
+ * By task, then time: the order of a task's walks. A cookie's high bits are
+ * the CPU it was handed out on, so (task, cookie) is not that order once the
+ * task has moved to another CPU.
+ */
+static int cmp_rec_time(const void *a, const void *b)
+{
+	const struct ds_rec *x = *(const struct ds_rec *const *)a, *y = *(const struct ds_rec *const *)b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->time < y->time ? -1 : x->time > y->time;
+}
+
 static int cmp_long(const void *a, const void *b)
 {
 	long x = *(const long *)a, y = *(const long *)b;
@@ -333,6 +347,7 @@ static void tally(const struct run *r, const char *leaf, long depth, const int *
 	for (long i = 0; i < nd; i++)
 		if (is_fn(defs[i]->ips[0], leaf))
 			hits[nh++] = defs[i];
+	qsort(hits, (size_t)nh, sizeof(*hits), cmp_rec_time);
 	for (long i = 0; i < nh; i++) {
 		bool whole;
 
