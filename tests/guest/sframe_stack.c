@@ -237,6 +237,27 @@ static const struct ds_rec *record_of(const struct ds_collect *c, long i)
  * The record of @run's event @i if it is a deferred sample; NULL for other
  * events, and for a sample without its record (counted in @missing).
  */
+static int cmp_time(const void *a, const void *b, void *arg)
+{
+	const struct ds_collect *c = arg;
+	uint64_t x = c->recs[*(const long *)a].time, y = c->recs[*(const long *)b].time;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The indices of @c's records in time order (a sample's time for a sample): free() it. */
+static long *time_order(const struct ds_collect *c)
+{
+	long *order = malloc((size_t)(c->n + 1) * sizeof(*order));
+
+	if (!order)
+		return NULL;
+	for (long i = 0; i < c->n; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)c->n, sizeof(*order), cmp_time, (void *)c);
+	return order;
+}
+
 static const struct ds_rec *sample_record(const struct run *run, long i, long *missing)
 {
 	const struct ds_rec *d;
@@ -867,7 +888,7 @@ static int check_rewrite(int *failed)
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long hits[MAX_ROUNDS] = { 0 }, full[MAX_ROUNDS] = { 0 }, marks[MAX_ROUNDS] = { 0 };
 	const char *const leaf[] = { "plug_leaf", NULL };
-	long missing = 0, other = 0;
+	long missing = 0, other = 0, *order;
 	struct ds_unwind_stats s0, s1;
 	int round = 0, marked = 0;
 	struct run run;
@@ -879,8 +900,16 @@ static int check_rewrite(int *failed)
 	 */
 	if (run_reporting(argv, 100, &run, rounds, &s0, &s1))
 		return -1;
-	for (long i = 0; i < run.def.n; i++) {
-		long was = missing;
+	/*
+	 * The rounds follow one another in time: take the samples in time
+	 * order. The rings are drained one CPU after the other, so a task that
+	 * moved between CPUs has later samples drained before earlier ones.
+	 */
+	order = time_order(&run.def);
+	if (!order)
+		return -1;
+	for (long k = 0; k < run.def.n; k++) {
+		long was = missing, i = order[k];
 		const struct ds_rec *d = sample_record(&run, i, &missing);
 		const char *name;
 
@@ -909,6 +938,7 @@ static int check_rewrite(int *failed)
 		hits[round]++;
 		full[round] += chain_starts(&rounds[round], NULL, d->ips, d->nr, chain);
 	}
+	free(order);
 	for (int r = 0; r < MAX_ROUNDS; r++)
 		printf("# rewrite round %d (%s): plug_leaf at %#llx, %ld deferred hits, %ld with plug_leaf <- plug_mid <- plug_top <- dy_call <- main; then %ld records in dy_mark_leaf\n",
 		       r + 1, what[r], rounds[r].n ? (unsigned long long)rounds[r].r[0].start : 0ULL,
