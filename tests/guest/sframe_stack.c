@@ -1418,8 +1418,9 @@ static bool in_program(const char *name)
  * index is pushed), which the walker follows (0037): every record with its
  * leaf in .plt must name its caller in the program and reach _start, most
  * through eh_plt <- main (main's first call of each function goes through
- * .plt too), and so must every other record of the run (the stand-in and
- * the callee have their CFI).
+ * .plt too), and so must every other record of the part (the stand-in and
+ * the callee have their CFI). Records before main may stop: crtstuff's
+ * register_tm_clones has no CFI (1 of 102 once, on a loaded host).
  */
 static int check_lazy_plt(int *failed)
 {
@@ -1427,7 +1428,7 @@ static int check_lazy_plt(int *failed)
 	char *argv[] = { "/opt/debian/eh_work_lazy", part_ms, "plt", NULL };
 	struct ranges rounds[MAX_ROUNDS] = { 0 };
 	long plt = 0, plt_ok = 0, plt_fn = 0, at_jmp = 0, at_push = 0, at_plt0 = 0;
-	long records = 0, whole = 0, shown = 0;
+	long records = 0, part = 0, whole = 0, shown = 0;
 	const struct ranges *rs = &rounds[0];
 	struct ds_unwind_stats s0, s1;
 	uint64_t plt_start = 0;
@@ -1450,8 +1451,14 @@ static int check_lazy_plt(int *failed)
 		leaf = range_name(rs, d->ips[0]);
 		caller = d->nr > 1 ? frame_name(rs, d, 1) : NULL;
 		ok = eh_whole(rs, d, run.pid, 0);
-		whole += ok;
 		in_plt = leaf && !strcmp(leaf, "plt");
+		/* The part's own: startup code without CFI may stop (crtstuff's) */
+		if (in_plt || (leaf && (!strcmp(leaf, "eh_plt") || !strcmp(leaf, "eh_fake_resolve") ||
+					!strcmp(leaf, "eh_plt_callee"))) ||
+		    chain_has(rs, d, "eh_plt", NULL)) {
+			part++;
+			whole += ok;
+		}
 		if (in_plt) {
 			plt++;
 			if (d->ips[0] - plt_start < 16)
@@ -1469,8 +1476,8 @@ static int check_lazy_plt(int *failed)
 		if (!ok && shown++ < 4)
 			print_not_whole(rs, d, in_plt ? ".plt" : "elsewhere");
 	}
-	printf("# lazy .plt: %ld records, %ld whole; leaf in .plt %ld (%ld on an entry's jump, %ld on its push or its jump to the first entry, %ld in the first entry), %ld of them whole from their caller in the program, %ld through eh_plt <- main\n",
-	       records, whole, plt, at_jmp, at_push, at_plt0, plt_ok, plt_fn);
+	printf("# lazy .plt: %ld records, %ld in the part, %ld of those whole; leaf in .plt %ld (%ld on an entry's jump, %ld on its push or its jump to the first entry, %ld in the first entry), %ld of them whole from their caller in the program, %ld through eh_plt <- main\n",
+	       records, part, whole, plt, at_jmp, at_push, at_plt0, plt_ok, plt_fn);
 	print_stats_delta(&s0, &s1);
 	if (!mainline) {
 		DS_CHECK(failed, WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0 && plt_start,
@@ -1485,8 +1492,9 @@ static int check_lazy_plt(int *failed)
 		DS_CHECK(failed, plt_ok == plt && plt_fn * 2 >= plt,
 			 "lazy .plt: every record with the leaf in .plt reaches _start from its caller in the program, most through eh_plt <- main (%ld of %ld, %ld)",
 			 plt_ok, plt, plt_fn);
-		DS_CHECK(failed, whole == records,
-			 "lazy .plt: every record of the run reaches _start (%ld of %ld)", whole, records);
+		DS_CHECK(failed, whole == part,
+			 "lazy .plt: every record of the part (eh_plt, .plt, the stand-in, the callee) reaches _start (%ld of %ld)",
+			 whole, part);
 	}
 	ds_collect_free(&run.def);
 	ds_collect_free(&run.cls);
