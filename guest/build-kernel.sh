@@ -38,12 +38,14 @@ configure() {
 	echo "$want" > "$obj/.deferstack-config"
 }
 
+# ccache, but not for sources that .incbin a file (guest/kcc: the compressed
+# kernel in piggy.o)
 mk=(ARCH=x86_64)
 if [ "$cc" = clang ]; then
-	mk+=(LLVM=1 CC="ccache clang")
+	mk+=(LLVM=1 CC="$DS_ROOT/guest/kcc clang")
 	obj=$DS_BUILD/obj-$flavour-clang
 else
-	mk+=(CC="ccache gcc")
+	mk+=(CC="$DS_ROOT/guest/kcc gcc")
 	obj=$DS_BUILD/obj-$flavour
 fi
 

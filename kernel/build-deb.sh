@@ -76,7 +76,9 @@ ds_need_pkgs "${DS_KERNEL_PKGS[@]}" "${DS_KDEB_PKGS[@]}"
 mkdir -p "$DS_BUILD"
 ds_kernel_tree
 
-mk=(ARCH=x86_64 CC="ccache gcc" LOCALVERSION="$suffix")
+# ccache, but not for sources that .incbin a file (guest/kcc: a bzImage
+# could get another build's compressed kernel)
+mk=(ARCH=x86_64 CC="$DS_ROOT/guest/kcc gcc" LOCALVERSION="$suffix")
 kmake() { make -s -C "$DS_SRC" O="$kdir" "${mk[@]}" "$@" < /dev/null; }
 cfg() { "$DS_SRC/scripts/config" --file "$kdir/.config" "$@"; }
 # cfg_str SYM: the value of a string option, without quotes
