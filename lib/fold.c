@@ -854,11 +854,30 @@ static int cmp_names(const struct ds_fold *f, uint32_t a, bool amore, uint32_t b
 	return ca < cb ? -1 : ca > cb;
 }
 
-/* The order of two stacks' texts (their views). */
-static int cmp_views(const struct ds_fold *f, const struct view *vx, const struct view *vy)
+/* Where position h of a view is: its run and the offset in it. */
+static void seek(const struct view *v, size_t h, size_t *p, size_t *a)
 {
-	size_t px = 0, py = 0, ax = 0, ay = 0, done = 0;
+	size_t k = 0;
 
+	while (k < v->nr && h >= v->len[k])
+		h -= v->len[k++];
+	*p = k;
+	*a = h;
+}
+
+/*
+ * The order of two stacks' texts (their views), given that their first h
+ * frames are the same; *lcp is set to how many frames the two have the
+ * same, a frame being its name and whether more follow (the last frame of
+ * [a, b] is not the same as the second one of [a, b, c]).
+ */
+static int cmp_from(const struct ds_fold *f, const struct view *vx, const struct view *vy,
+		    size_t h, size_t *lcp)
+{
+	size_t px, py, ax, ay, done = h;
+
+	seek(vx, h, &px, &ax);
+	seek(vy, h, &py, &ay);
 	/* run against run: a span both have is compared as two arrays, and
 	 * skipped at once when it is the same memory (a shared segment) */
 	while (px < vx->nr && py < vy->nr) {
@@ -867,9 +886,11 @@ static int cmp_views(const struct ds_fold *f, const struct view *vx, const struc
 
 		if (rx != ry) {
 			for (size_t i = 0; i < n; i++) {
-				if (rx[i] != ry[i])
+				if (rx[i] != ry[i]) {
+					*lcp = done + i;
 					return cmp_names(f, rx[i], done + i + 1 < vx->total, ry[i],
 							 done + i + 1 < vy->total);
+				}
 			}
 		}
 		done += n;
@@ -886,40 +907,86 @@ static int cmp_views(const struct ds_fold *f, const struct view *vx, const struc
 			ay += n;
 		}
 	}
+	/* one is the other's beginning: their last common frame differs */
+	*lcp = done ? done - 1 : 0;
 	return vx->total < vy->total ? -1 : vx->total > vy->total;
 }
 
-/* Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
- * that keeps the views of the two heads of a merge (a head stays while the
- * other side goes on: one view per step, not two per comparison); tmp
- * holds n.  No two stacks have the same text. */
+/*
+ * Sort the stack indices a[0, n) by their texts: a bottom-up merge sort
+ * that knows, for each element of a run, how many frames it has the same as
+ * the one before it (its lcp), and for each head of a merge how many it has
+ * the same as the last one written out.  The head that shares more with
+ * that one comes first without a comparison; a comparison starts where both
+ * heads stop sharing it.  So a long common beginning (a process's stacks
+ * from main down) is not read again at each comparison.  It keeps the views
+ * of the two heads (one view per step, not two per comparison); tmp holds n.
+ * No two stacks have the same text.
+ *
+ * An element's lcp rides in the top byte of its index (no memory of its
+ * own), up to LCP_MAX: a head at LCP_MAX may share more, and a tie there
+ * compares from LCP_MAX, which both heads share.  With 2^24 stacks or more
+ * every lcp is 0: every step compares, from the first frame.
+ */
+#define LCP_SHIFT 24
+#define LCP_MAX 255u
+
 static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, size_t n)
 {
+	const uint32_t mask = n < 1u << LCP_SHIFT ? (1u << LCP_SHIFT) - 1 : UINT32_MAX;
+	const size_t cap = mask == UINT32_MAX ? 0 : LCP_MAX;
 	uint32_t *src = a, *dst = tmp;
 
+#define LCP_OF(e) (mask == UINT32_MAX ? 0 : (e) >> LCP_SHIFT)
+#define WITH_LCP(e, l) (((e) & mask) | (mask == UINT32_MAX ? 0 : (uint32_t)(l) << LCP_SHIFT))
 	for (size_t w = 1; w < n; w *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * w) {
 			size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-			size_t i = lo, j = mid, o = lo;
+			size_t i = lo, j = mid, o = lo, li = 0, lj = 0, h;
 			struct view vi, vj;
 
 			if (i < mid && j < hi) {
-				view_of(f, &f->stacks[src[i]], &vi);
-				view_of(f, &f->stacks[src[j]], &vj);
+				view_of(f, &f->stacks[src[i] & mask], &vi);
+				view_of(f, &f->stacks[src[j] & mask], &vj);
 			}
 			while (i < mid && j < hi) {
-				if (cmp_views(f, &vi, &vj) < 0) {
-					dst[o++] = src[i++];
-					if (i < mid)
-						view_of(f, &f->stacks[src[i]], &vi);
+				bool left;
+
+				if (li != lj) {
+					left = li > lj;
 				} else {
-					dst[o++] = src[j++];
-					if (j < hi)
-						view_of(f, &f->stacks[src[j]], &vj);
+					left = cmp_from(f, &vi, &vj, li, &h) < 0;
+					h = h < cap ? h : cap;
+					if (left)
+						lj = h;
+					else
+						li = h;
 				}
+				if (left) {
+					dst[o++] = WITH_LCP(src[i], li);
+					if (++i < mid) {
+						li = LCP_OF(src[i]);
+						view_of(f, &f->stacks[src[i] & mask], &vi);
+					}
+				} else {
+					dst[o++] = WITH_LCP(src[j], lj);
+					if (++j < hi) {
+						lj = LCP_OF(src[j]);
+						view_of(f, &f->stacks[src[j] & mask], &vj);
+					}
+				}
+			}
+			/* the rest of a run: its first one's lcp is to the last out */
+			if (i < mid) {
+				dst[o++] = WITH_LCP(src[i], li);
+				i++;
 			}
 			while (i < mid)
 				dst[o++] = src[i++];
+			if (j < hi) {
+				dst[o++] = WITH_LCP(src[j], lj);
+				j++;
+			}
 			while (j < hi)
 				dst[o++] = src[j++];
 		}
@@ -927,8 +994,10 @@ static void sort_stacks(const struct ds_fold *f, uint32_t *a, uint32_t *tmp, siz
 		dst = src;
 		src = src == a ? tmp : a;
 	}
-	if (src != a)
-		memcpy(a, src, n * sizeof(*a));
+#undef LCP_OF
+#undef WITH_LCP
+	for (size_t i = 0; i < n; i++)
+		a[i] = src[i] & mask;
 }
 
 /* Decimal digits of v before end: the first one. */

@@ -293,13 +293,29 @@ static void release_image(Elf *elf)
 	f = fopen("/proc/self/maps", "re");
 	if (!f)
 		return;
+	/* "start-end perms offset dev inode ...", by hand: sscanf() cost
+	 * 3 % of a report, as this process maps a file per object */
 	while (fgets(line, sizeof(line), f)) {
+		char *p = line, *perms;
 		unsigned long start, end, ino;
-		char perms[8];
 
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &start, &end, perms, &ino) != 4 ||
-		    start > lo || lo >= end)
+		start = strtoul(p, &p, 16);
+		if (*p++ != '-')
 			continue;
+		end = strtoul(p, &p, 16);
+		if (start > lo || lo >= end)
+			continue;
+		if (*p++ != ' ' || strlen(p) < 5)
+			break;
+		perms = p;
+		p += 4;
+		for (int field = 0; field < 2; field++) {	/* offset, dev */
+			while (*p == ' ')
+				p++;
+			while (*p && *p != ' ')
+				p++;
+		}
+		ino = strtoul(p, NULL, 10);
 		if (ino && perms[0] == 'r' && perms[3] == 'p' && hi <= end)
 			madvise((void *)lo, hi - lo, MADV_DONTNEED);
 		break;

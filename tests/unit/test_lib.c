@@ -2228,7 +2228,8 @@ static void t_cxx_perf_name(void **state)
 /* The folded lines in strcmp order of their stacks' texts, whatever the
  * names: names that begin others, followed by a byte below or above ';'
  * ("a", "a b", "a.b", "a0", "a:", "ab", "a<"), as a last frame and as a
- * caller; random stacks, each line's stack after the one before. */
+ * caller; random stacks, shallow and deep, each line's stack after the one
+ * before. */
 static void t_fold_order(void **state)
 {
 	static const char *pool[] = { "a", "a b", "a.b", "a0", "a:", "ab", "a<", "b", "[x]",
@@ -2255,6 +2256,22 @@ static void t_fold_order(void **state)
 			names[k] = (char *)pool[(seed >> 16) % 11];
 		}
 		assert_int_equal(ds_fold_add(fo, comm, &fr, 1), 0);
+	}
+	/* deep ones: 250 to 299 frames the same, then up to 3 random ones
+	 * (the sort keeps a shared beginning up to 255 frames) */
+	for (int i = 0; i < 600; i++) {
+		char *names[302];
+		struct ds_frames fr = { sizeof(fr), names, 0, 302, NULL, 0, 0 };
+		size_t same;
+
+		seed = seed * 1103515245u + 12345u;
+		same = 250 + (seed >> 16) % 50;
+		fr.nr = same + (seed >> 8) % 4;
+		for (size_t k = 0; k < fr.nr; k++) {
+			seed = seed * 1103515245u + 12345u;
+			names[k] = (char *)pool[k < same ? k % 3 : (seed >> 16) % 11];
+		}
+		assert_int_equal(ds_fold_add(fo, comms[i % 2], &fr, 1), 0);
 	}
 	f = open_memstream(&text, &len);
 	assert_int_equal(ds_fold_write(fo, f), 0);
