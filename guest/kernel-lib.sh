@@ -20,15 +20,23 @@ ds_extract_source() {
 	git -C "$DS_SRC" tag debian-base
 }
 
+# ds_series_files: the series (kernel/patches/), then the test-only patches
+# the harness adds on top (kernel/test-patches/: the NMI test PMU, which no
+# distribution kernel should carry and which is off unless a config turns
+# it on). Every kernel built here, guest or package, is built from the one
+# tree with both, so that their builds share it.
 ds_series_files() {
-	local p
-	while read -r p; do
-		case $p in ''|'#'*) continue ;; esac
-		echo "$DS_ROOT/kernel/patches/$p"
-	done < "$DS_ROOT/kernel/patches/series"
+	local p dir
+	for dir in patches test-patches; do
+		while read -r p; do
+			case $p in ''|'#'*) continue ;; esac
+			echo "$DS_ROOT/kernel/$dir/$p"
+		done < "$DS_ROOT/kernel/$dir/series"
+	done
 }
 
-# ds_apply_series: bring build/linux to debian-base + kernel/patches/series.
+# ds_apply_series: bring build/linux to debian-base + kernel/patches/series
+# + kernel/test-patches/series.
 # A tree whose commits already are the series (a developer's tree the patches
 # were exported from) is left alone, so that its build stays warm.
 ds_apply_series() {

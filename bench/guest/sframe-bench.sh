@@ -32,7 +32,7 @@
 # printed as that, labelled method=fp-nofp, not sframe. sf_depth_eh is the
 # same code built as Debian builds (gcc -O2, no frame pointers, no SFrame,
 # dynamic, on Debian's libc: /opt/debian): on a kernel that walks .eh_frame
-# (patch 0033) its deferred row, method=ehframe, is the cost of a frame
+# (patch 0030) its deferred row, method=ehframe, is the cost of a frame
 # stepped by .eh_frame. Everything else is "# " diagnostics.
 reps=${1:-5}
 calls=${2:-3000}

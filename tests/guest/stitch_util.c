@@ -365,7 +365,7 @@ void ds_pair_hits(const struct ds_collect *cd, const struct ds_collect *cc,
 			/*
 			 * Stopped where the function has no frame yet (e.g. on
 			 * its first instruction): the deferred walk names the
-			 * caller from the top of the stack (0011), the classic
+			 * caller from the top of the stack (0009), the classic
 			 * one skips it. One frame more, the rest equal.
 			 */
 			p->equal++;

@@ -82,7 +82,7 @@ struct ds_pairs {
 	long nd, nc, pairs;		/* samples of each event, hits paired */
 	long equal, differ, missing;	/* stitched = classic, not, no record */
 	long bare;			/* equal, the ip alone in both */
-	long caller_added;		/* equal but for the caller 0011 names */
+	long caller_added;		/* equal but for the caller 0009 names */
 	long no_user;			/* equal: no cookie, no user chain in either */
 	long inline_user;		/* equal: no cookie, the sample's own user chain */
 	long named;			/* classic chain holds @chain */
