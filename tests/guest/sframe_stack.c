@@ -1230,7 +1230,7 @@ static bool eh_whole(const struct ranges *rs, const struct ds_rec *d, pid_t pid,
  * into libc's kill(), which sent it, and on to main, through bsearch()'s
  * comparator, from inside libc's malloc() and free(), in two threads to
  * their start in libc, and from the vDSO's clock_gettime() through libc's
- * to eh_clock <- main (the vDSO walked by its own .eh_frame, 0035; every
+ * to eh_clock <- main (the vDSO walked by its own .eh_frame, 0033; every
  * record with its leaf in the vDSO, whatever the part, must be whole).
  * Whatever the leaf, every record but the signal handler's must reach its
  * thread's outermost frame (eh_whole()). Printed only elsewhere.
@@ -1380,7 +1380,7 @@ static int check_debian(int *failed, const char *path, const char *what, const c
 			 "%s: every record with the leaf in the vDSO reaches its thread's outermost frame (%ld of %ld)",
 			 tag, vd_ok, vd);
 		/*
-		 * The vDSO by its own .eh_frame (0035): before, its frames went
+		 * The vDSO by its own .eh_frame (0033): before, its frames went
 		 * by frame pointers, 0.09 to 0.12 a walk (528 to 2,104 a run);
 		 * since, 0 to 9 a run (clone3's, above).
 		 */
@@ -1415,7 +1415,7 @@ static bool in_program(const char *name)
  * .plt's first entry sent to a stand-in for the loader (eh_work.c), so that
  * most samples land in the entry's jump and push and in the first entry.
  * ld describes them all with one CFA expression (%rsp + 8, + 8 once the
- * index is pushed), which the walker follows (0034): every record with its
+ * index is pushed), which the walker follows (0032): every record with its
  * leaf in .plt must name its caller in the program and reach _start, most
  * through eh_plt <- main (main's first call of each function goes through
  * .plt too), and so must every other record of the part (the stand-in and
