@@ -21,9 +21,9 @@ ds_extract_source() {
 }
 
 # ds_series_files: the series (kernel/patches/), then the test-only patches
-# the harness adds on top (kernel/test-patches/: the NMI test PMU, which no
-# distribution kernel should carry and which is off unless a config turns
-# it on). Every kernel built here, guest or package, is built from the one
+# the harness adds on top (kernel/test-patches/: the NMI test PMU and test
+# hooks, which no distribution kernel should carry and which are off unless
+# a config turns them on). Every kernel built here, guest or package, is built from the one
 # tree with both, so that their builds share it.
 ds_series_files() {
 	local p dir

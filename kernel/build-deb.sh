@@ -28,8 +28,8 @@
 #
 # The source is build/linux (guest/kernel-lib.sh: extracted once, series
 # applied with git am, then kernel/test-patches/, the guest tests' NMI test
-# PMU, which a distribution configuration leaves off: one tree serves every
-# kernel the harness builds). The configuration gets kernel/config/feature.config
+# PMU and test hooks, which a distribution configuration leaves off: one tree
+# serves every kernel the harness builds). The configuration gets kernel/config/feature.config
 # (what the feature needs) merged on top, must keep it (else the script
 # fails), and is built out of tree with ccache by `make bindeb-pkg`.
 # Debian configurations name signing certificates that only Debian's build

@@ -138,7 +138,8 @@ int main(int argc, char **argv)
 			guest++;
 			guest_cookie += r->cookie != 0;
 			guest_ip += r->ip == GUEST_IP;
-			guest_user += r->user_start >= 0;
+			/* user frames: what follows PERF_CONTEXT_USER, if it is there */
+			guest_user += r->user_start >= 0 && r->nr > (uint64_t)r->user_start;
 			continue;
 		}
 		host++;
