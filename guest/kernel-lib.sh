@@ -23,8 +23,8 @@ ds_extract_source() {
 # ds_series_files: the series (kernel/patches/), then the test-only patches
 # the harness adds on top (kernel/test-patches/: the NMI test PMU and test
 # hooks, which no distribution kernel should carry and which are off unless
-# a config turns them on). Every kernel built here, guest or package, is built from the one
-# tree with both, so that their builds share it.
+# a config turns them on). Every kernel built here, guest or package, comes
+# from the one tree with both, so that their builds share it.
 ds_series_files() {
 	local p dir
 	for dir in patches test-patches; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Is every step of the series a kernel that builds? Applies kernel/patches/
-# (then kernel/test-patches/) one patch at a time on Debian's source and builds the fast guest
-# configuration (gcc, ccache) after each, as `git bisect` would meet them.
+# (then kernel/test-patches/) one patch at a time on Debian's source and
+# builds the fast guest configuration (gcc, ccache) after each, as `git
+# bisect` would meet them.
 #
 #   tests/bisect-series.sh [FIRST [LAST]]     (patch numbers, default all)
 #
