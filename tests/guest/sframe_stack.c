@@ -233,10 +233,6 @@ static const struct ds_rec *record_of(const struct ds_collect *c, long i)
 	return NULL;
 }
 
-/*
- * The record of @run's event @i if it is a deferred sample; NULL for other
- * events, and for a sample without its record (counted in @missing).
- */
 static int cmp_time(const void *a, const void *b, void *arg)
 {
 	const struct ds_collect *c = arg;
@@ -258,6 +254,10 @@ static long *time_order(const struct ds_collect *c)
 	return order;
 }
 
+/*
+ * The record of @run's event @i if it is a deferred sample; NULL for other
+ * events, and for a sample without its record (counted in @missing).
+ */
 static const struct ds_rec *sample_record(const struct run *run, long i, long *missing)
 {
 	const struct ds_rec *d;
