@@ -72,6 +72,10 @@ fi
 # time: cpu-clock periods and clock_gettime() become deterministic figures.
 icount=()
 [ -n "${DS_QEMU_ICOUNT:-}" ] && icount=(-icount "shift=$DS_QEMU_ICOUNT,sleep=off")
+# DS_QEMU_EXTRA: more QEMU arguments, split at spaces (bench/qemu-plugin/
+# profile.sh loads its instruction-counting plugin this way).
+# shellcheck disable=SC2206
+qemu_extra=(${DS_QEMU_EXTRA:-})
 
 # One TCG thread for both vCPUs, on every kernel: under QEMU 7.2's
 # multi-threaded TCG, a static key or static call flipped by text_poke_bp()
@@ -91,7 +95,7 @@ accel=(-accel "tcg,thread=$tcg_thread")
 # emulated TSC follows the host's monotonic clock.
 ds_log "booting $kernel ($image), suite $suite, timeout ${timeout}s${accel[*]:+, ${accel[*]}}${icount[*]:+, ${icount[*]}}, console $log"
 start=$(date +%s)
-timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 -m 2048 "${icount[@]}" \
+timeout -k 10 "$timeout" qemu-system-x86_64 -M pc "${accel[@]}" -cpu max -smp 2 -m 2048 "${icount[@]}" "${qemu_extra[@]}" \
 	-kernel "$image" -initrd "$initrd" "${drive[@]}" \
 	-append "console=ttyS0 panic=-1 loglevel=6 tsc=reliable ds.suite=$suite ds.period_scale=$scale${DS_TEST_BUDGET:+ ds.test_budget=$DS_TEST_BUDGET}$irqargs" \
 	-display none -monitor none -serial stdio -no-reboot < /dev/null > "$log" 2>&1 &
