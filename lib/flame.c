@@ -187,7 +187,7 @@ static size_t utf8_chars(const char *str)
  * script applies the same rule after a zoom. */
 static void put_label(FILE *out, const char *name, double w)
 {
-	size_t fit = w > 6 ? (size_t)((w - 6) / CHAR_W) : 0;
+	size_t fit = w > 6 && w <= SVG_W ? (size_t)((w - 6) / CHAR_W) : 0;
 
 	if (fit < 3)
 		return;
@@ -197,6 +197,13 @@ static void put_label(FILE *out, const char *name, double w)
 	}
 	ds_xml_puts(out, name, fit - 1);
 	fputs("\xe2\x80\xa6", out);	/* U+2026 HORIZONTAL ELLIPSIS */
+}
+
+/* Weights come from the recording (a period, an off-CPU time): a sum that
+ * would wrap stays at the top, so that no box is wider than its parent's. */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
 }
 
 static int depth_of(const struct fnode *n)
@@ -238,8 +245,8 @@ static void svg_node(FILE *out, struct fnode *n, int depth, double scale, uint64
 		n->kids[i]->start = start;
 		n->kids[i]->sstart = sstart;
 		svg_node(out, n->kids[i], depth + 1, scale, total, bottom);
-		start += n->kids[i]->value;
-		sstart += n->kids[i]->samples;
+		start = add_sat(start, n->kids[i]->value);
+		sstart = add_sat(sstart, n->kids[i]->samples);
 	}
 }
 
@@ -371,16 +378,16 @@ int ds_fold_write_svg(const struct ds_fold *f, FILE *out, const char *title)
 	for (size_t i = 0; i < nr && !err; i++) {
 		struct fnode *n = root;
 
-		root->value += v[i].count;
-		root->samples += v[i].samples;
+		root->value = add_sat(root->value, v[i].count);
+		root->samples = add_sat(root->samples, v[i].samples);
 		for (size_t k = 0; k < v[i].nr; k++) {
 			n = fnode_child(n, ds_fold_name(f, v[i].ids[k]), v[i].ids[k]);
 			if (!n) {
 				err = -ENOMEM;
 				break;
 			}
-			n->value += v[i].count;
-			n->samples += v[i].samples;
+			n->value = add_sat(n->value, v[i].count);
+			n->samples = add_sat(n->samples, v[i].samples);
 		}
 	}
 	if (err)

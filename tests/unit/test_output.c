@@ -102,6 +102,32 @@ static void t_flame_sibling_merge(void **state)
 	ds_fold_free(fo);
 }
 
+/* Weights whose sum does not fit in 64 bits (a fuzzed recording's periods):
+ * the sums stay at the top instead of wrapping, so no box is wider than the
+ * graph (before: a root of 32 and boxes 1.5e21 pixels wide, and an
+ * out-of-range conversion in the label's width). */
+static void t_flame_huge_weights(void **state)
+{
+	struct ds_fold *fo;
+	char *svg, *b;
+
+	(void)state;
+	assert_int_equal(ds_fold_new(&fo), 0);
+	add(fo, "app", "main;a", 0x8000000000000010ULL);
+	add(fo, "app", "main;b", 0x8000000000000010ULL);
+	svg = svg_of(fo);
+	b = boxes(svg);
+	assert_string_equal(b,
+		"all 10.00 1180.00 'all'\n"
+		"app 10.00 1180.00 'app'\n"
+		"main 10.00 1180.00 'main'\n"
+		"a 10.00 590.00 'a'\n"
+		"b 600.00 590.00 'b'\n");
+	free(b);
+	free(svg);
+	ds_fold_free(fo);
+}
+
 /* Labels that do not fit end in "…"; the script and the controls are there;
  * names that are not valid UTF-8 or hold markup still give valid XML. */
 static void t_flame_labels(void **state)
@@ -399,6 +425,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(t_flame_sibling_merge),
+		cmocka_unit_test(t_flame_huge_weights),
 		cmocka_unit_test(t_flame_labels),
 		cmocka_unit_test(t_names),
 		cmocka_unit_test(t_profile_text),
