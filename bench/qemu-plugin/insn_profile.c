@@ -3,14 +3,16 @@
  * A QEMU TCG plugin that counts the guest instructions executed at each
  * translation block's start address, between two marks the guest sets.
  *
- *   qemu-system-x86_64 ... -plugin PATH/insn_profile.so,mark=ADDR,out=PREFIX
+ *   qemu-system-x86_64 ... -plugin PATH/insn_profile.so[,mark=ADDR],out=PREFIX
  *
  * ADDR (hex) is a guest address the workload makes the kernel execute at
  * the start and the end of what is measured (e.g. ksys_sync: the guest
  * runs "sync"). At each execution of ADDR after the first, PREFIX.N gets
  * one line per block start executed since the previous mark:
  * "ADDR INSTRUCTIONS EXECUTIONS"; bench/qemu-plugin/profile.sh adds the
- * lines up per kernel function (System.map).
+ * lines up per kernel function (System.map). At exit, PREFIX.end gets the
+ * same since the last mark (since boot without one): which blocks a guest
+ * test ran, for a path it should reach.
  *
  * A block is counted by an inline add at its start: it may leave early (an
  * exception, an interrupt), so a figure is an upper bound by a few
@@ -59,12 +61,15 @@ static struct block *new_block(void)
 	return &chunks[(nblocks - 1) / CHUNK][(nblocks - 1) % CHUNK];
 }
 
-static void dump(void)
+static void dump(const char *suffix)
 {
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s.%u", prefix, marks - 1);
+	if (suffix)
+		snprintf(path, sizeof(path), "%s.%s", prefix, suffix);
+	else
+		snprintf(path, sizeof(path), "%s.%u", prefix, marks - 1);
 	f = fopen(path, "w");
 	for (size_t i = 0; i < nblocks; i++) {
 		struct block *b = &chunks[i / CHUNK][i % CHUNK];
@@ -85,7 +90,7 @@ static void on_mark(unsigned int vcpu, void *udata)
 	(void)udata;
 	pthread_mutex_lock(&lock);
 	if (marks++) {
-		dump();
+		dump(NULL);
 	} else {
 		for (size_t i = 0; i < nblocks; i++) {
 			struct block *b = &chunks[i / CHUNK][i % CHUNK];
@@ -93,6 +98,15 @@ static void on_mark(unsigned int vcpu, void *udata)
 			b->at_mark = __atomic_load_n(&b->execs, __ATOMIC_RELAXED);
 		}
 	}
+	pthread_mutex_unlock(&lock);
+}
+
+static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
+{
+	(void)id;
+	(void)udata;
+	pthread_mutex_lock(&lock);
+	dump("end");
 	pthread_mutex_unlock(&lock);
 }
 
@@ -110,7 +124,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							 &b->execs, 1);
 	}
 	pthread_mutex_unlock(&lock);
-	if (qemu_plugin_tb_vaddr(tb) == mark_pc)
+	if (mark_pc && qemu_plugin_tb_vaddr(tb) == mark_pc)
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
 }
 
@@ -126,8 +140,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		else
 			return -1;
 	}
-	if (!mark_pc)
-		return -1;
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
+	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;
 }
