@@ -90,28 +90,6 @@ static bool has_sample(const struct ds_collect *c, uint32_t tid)
 	return false;
 }
 
-/*
- * Wait until @pid blocks in its read() of the go pipe (ds_child_start()),
- * 1 s at most: a child that entered that read() after the event was opened
- * gave the kill case a sample of it, whose stack is not the one sampled.
- */
-static void wait_blocked(pid_t pid)
-{
-	char path[64], buf[64];
-
-	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)pid);
-	for (int t = 0; t < 1000; t++) {
-		FILE *f = fopen(path, "r");
-		bool in_read = f && fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 ", 2);
-
-		if (f)
-			fclose(f);
-		if (in_read)
-			return;
-		usleep(1000);
-	}
-}
-
 /* Run one child under a sys_enter_* tracepoint; count samples and good records. */
 static int run_one(const struct scenario *s, const struct ds_symtab *st, long *samples,
 		   long *stitched, long *named, long *depth1)
@@ -134,7 +112,8 @@ static int run_one(const struct scenario *s, const struct ds_symtab *st, long *s
 		return -1;
 	if (ds_child_start(&ch, s->fn, NULL))
 		return -1;
-	wait_blocked(ch.pid);
+	/* Else the kill case may get a sample of its read(), not of the stack sampled. */
+	ds_child_wait_blocked(&ch);
 	fd = ds_perf_open(&attr, ch.pid, -1, -1, 0);
 	if (fd < 0 || ds_mmap_open(&m, fd, 64)) {
 		printf("# perf_event_open/mmap: %s\n", strerror(fd < 0 ? -fd : 0));

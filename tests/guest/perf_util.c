@@ -313,6 +313,24 @@ int ds_child_start(struct ds_child *ch, int (*fn)(void *), void *arg)
 	return 0;
 }
 
+void ds_child_wait_blocked(const struct ds_child *ch)
+{
+	char path[64], buf[64];
+
+	/* /proc/PID/syscall names the system call only while it blocks in it. */
+	snprintf(path, sizeof(path), "/proc/%d/syscall", (int)ch->pid);
+	for (int t = 0; t < 1000; t++) {
+		FILE *f = fopen(path, "r");
+		bool in_read = f && fgets(buf, sizeof(buf), f) && !strncmp(buf, "0 ", 2);
+
+		if (f)
+			fclose(f);
+		if (in_read)
+			return;
+		usleep(1000);
+	}
+}
+
 void ds_child_go(struct ds_child *ch)
 {
 	if (write(ch->go_fd, "g", 1) != 1)

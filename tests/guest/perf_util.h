@@ -52,6 +52,12 @@ int ds_exec_go(int go);
 /* Fork; the child blocks, then runs @fn(@arg) and exits with its return value. */
 int ds_child_start(struct ds_child *ch, int (*fn)(void *), void *arg);
 void ds_child_go(struct ds_child *ch);
+/*
+ * Wait until the child blocks in its read() of the go pipe, 1 s at most.
+ * Events opened on it before that may each see a switch or a system call
+ * of its start that the events opened after them do not.
+ */
+void ds_child_wait_blocked(const struct ds_child *ch);
 /* Wait for the child, draining @m (if not NULL) into @fn meanwhile. */
 int ds_child_wait(struct ds_child *ch, struct ds_mmap *m,
 		  void (*fn)(const struct ds_event *, void *), void *arg);

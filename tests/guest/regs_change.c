@@ -243,6 +243,7 @@ static void run_signal(const struct ds_symtab *st, int *failed)
 
 	if (ds_child_start(&ch, signal_child, NULL))
 		return;
+	ds_child_wait_blocked(&ch);
 	if (open_pair(&deliver, ch.pid) || open_pair(&sigret, ch.pid)) {
 		*failed = 1;
 		kill(ch.pid, SIGKILL);
@@ -275,6 +276,8 @@ static void run_restart(const struct ds_symtab *st, int *failed)
 	ds_pin(0, 0);
 	if (pipe(restart_fd) || ds_child_start(&ch, restart_child, NULL))
 		return;
+	/* Else a switch between the pair's two opens is a hit of one of them only. */
+	ds_child_wait_blocked(&ch);
 	if (open_pair(&cs, ch.pid) || open_pair(&fpu, ch.pid)) {
 		*failed = 1;
 		kill(ch.pid, SIGKILL);

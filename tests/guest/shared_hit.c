@@ -161,6 +161,8 @@ static void run_case(struct shared_case *sc, const struct ds_symtab *st, int *fa
 		DS_CHECK(failed, 0, "%s: child started", sc->what);
 		return;
 	}
+	/* Else a switch between two opens is a hit of only the events opened before it. */
+	ds_child_wait_blocked(&ch);
 	if (open_events(sc, ch.pid)) {
 		*failed = 1;
 		kill(ch.pid, SIGKILL);
