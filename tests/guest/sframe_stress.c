@@ -675,16 +675,15 @@ static void watch_tasks(pid_t pid, long ms, void *arg)
 		if (fgets(buf, sizeof(buf), f) &&
 		    sscanf(buf, "%*d (%31[^)]) %c", name, &state) == 2) {
 			bool is_spinner = !strcmp(name, "spinner");
-			bool in_fuse = (state == 'S' || state == 'D') &&
-				       (is_spinner || !strcmp(name, "loader")) &&
-				       kernel_stack(pid, de->d_name, stack, sizeof(stack)) &&
-				       strstr(stack, "fuse");
+			bool have_stack = (state == 'S' || state == 'D') &&
+					  (is_spinner || !strcmp(name, "loader")) &&
+					  kernel_stack(pid, de->d_name, stack, sizeof(stack));
+			bool in_fuse = have_stack && strstr(stack, "fuse");
 
 			if (is_spinner) {
 				spinner_d = state == 'D';
 				w->spinner_fuse += in_fuse;
-				if (spinner_d && !w->spinner_d &&
-				    kernel_stack(pid, de->d_name, stack, sizeof(stack)))
+				if (spinner_d && !w->spinner_d && have_stack)
 					snprintf(w->first_d_stack, sizeof(w->first_d_stack), "%s",
 						 stack);
 				w->spinner_d += spinner_d;
