@@ -4,8 +4,11 @@
 # at run time (never kept, never committed: DIR is a temporary directory
 # removed at the end unless BENCH_KEEP=1), while a compiler load runs
 # (clang -O2 over lib/*.c in a loop, so that libLLVM and libclang-cpp are
-# met as on a busy build host; BENCH_REAL_LOAD=none: only what the machine
-# does anyway), then times (median of BENCH_RUNS, default 3) and measures
+# met as on a busy build host; BENCH_REAL_LOAD=mixed, the default where g++
+# and python3 are installed, adds a g++ -O2 loop over a C++ file of the
+# standard library's containers, algorithms and streams and a python3 loop
+# over its json, re, decimal and sqlite3 modules, for the issue's >= 10 k
+# distinct functions; none: only what the machine does anyway), then times (median of BENCH_RUNS, default 3) and measures
 # the peak RSS (/usr/bin/time -v) of
 #   deferstack report --folded, deferstack script, perf script
 # on that file, all with the kallsyms copied at recording time, output to
@@ -19,7 +22,7 @@
 #
 #   bench/real-bench.sh       (make bench-real)
 #   env: BENCH_RUNS (3), BENCH_REAL_SECONDS (10), BENCH_REAL_FREQ (10000),
-#        BENCH_REAL_LOAD (clang | none; clang when installed),
+#        BENCH_REAL_LOAD (mixed | clang | none; the most the machine has),
 #        BENCH_SCALE_FUNCS (40000), BENCH_KEEP=1 (keep DIR), BENCH_DIR (DIR),
 #        BENCH_DS_BASE=PATH (also measure another deferstack binary, e.g. a
 #        build of main, as ds-base-*: before/after figures in one run)
@@ -51,10 +54,61 @@ fi
 cd "$dir" || exit 1
 
 # ---- the recording, with the compiler load
-load=${BENCH_REAL_LOAD:-clang}
+load=${BENCH_REAL_LOAD:-mixed}
+if [ "$load" = mixed ] && ! { command -v g++ && command -v python3; } > /dev/null; then
+	load=clang
+fi
 command -v clang > /dev/null || load=none
 loadpid=
-if [ "$load" = clang ]; then
+loadpids=()
+if [ "$load" = mixed ]; then
+	cat > "$dir/load.cc" <<'CXX'
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+int main(int argc, char **argv)
+{
+	std::map<std::string, std::vector<int>> m;
+	std::unordered_map<int, std::string> u;
+	std::regex re("([a-z]+)=([0-9]+)");
+	std::ostringstream os;
+	for (int i = 0; i < argc * 1000; i++) {
+		m[std::to_string(i % 97)].push_back(i);
+		u[i] = std::to_string(i);
+	}
+	for (auto &kv : m) {
+		std::sort(kv.second.rbegin(), kv.second.rend());
+		os << kv.first << '=' << kv.second.size() << ' ';
+	}
+	std::string s = os.str();
+	for (std::sregex_iterator it(s.begin(), s.end(), re), end; it != end; ++it)
+		std::cout << (*it)[1] << (*it)[2];
+	return (int)u.size() & 1;
+}
+CXX
+	cat > "$dir/load.py" <<'PY'
+import decimal, json, re, sqlite3
+db = sqlite3.connect(":memory:")
+db.execute("create table t (k text, v real)")
+for i in range(20000):
+    d = {"k": str(i), "v": [i, i * 2, {"x": str(decimal.Decimal(i) / 7)}]}
+    s = json.dumps(d, sort_keys=True)
+    m = re.search(r'"x": "([0-9.]+)"', s)
+    db.execute("insert into t values (?, ?)", (json.loads(s)["k"], float(m.group(1))))
+db.execute("select k, sum(v) from t group by substr(k, 1, 2) order by 2").fetchall()
+PY
+	(while :; do g++ -O2 -c "$dir/load.cc" -o /dev/null 2> /dev/null; done) &
+	loadpids+=($!)
+	(while :; do python3 "$dir/load.py"; done) &
+	loadpids+=($!)
+	load="mixed: clang, g++, python3"
+fi
+if [ "$load" = clang ] || [ ${#loadpids[@]} -gt 0 ]; then
 	(
 		while :; do
 			for f in "$root"/lib/*.c; do
@@ -68,10 +122,10 @@ fi
 "$perf" record -F "$freq" -g -a -o "$dir/real.data" -- sleep "$secs" > "$dir/record.out" 2>&1
 rc=$?
 cp /proc/kallsyms "$dir/kallsyms"
-if [ -n "$loadpid" ]; then
-	kill "$loadpid" 2> /dev/null
-	wait "$loadpid" 2> /dev/null
-fi
+for pid in $loadpid "${loadpids[@]}"; do
+	kill "$pid" 2> /dev/null
+	wait "$pid" 2> /dev/null
+done
 if [ $rc -ne 0 ] || [ ! -s "$dir/real.data" ]; then
 	echo "real-bench: skipped: perf record -a failed (root or perf_event_paranoid <= 0 needed):"
 	tail -3 "$dir/record.out"
