@@ -8,8 +8,9 @@
 # and python3 are installed, adds a g++ -O2 loop over a C++ file of the
 # standard library's containers, algorithms and streams and a python3 loop
 # over its json, re, decimal and sqlite3 modules, for the issue's >= 10 k
-# distinct functions; none: only what the machine does anyway), then times (median of BENCH_RUNS, default 3) and measures
-# the peak RSS (/usr/bin/time -v) of
+# distinct functions; none: only what the machine does anyway), then times
+# (median of BENCH_RUNS, default 3) and measures the peak RSS
+# (/usr/bin/time -v) of
 #   deferstack report --folded, deferstack script, perf script
 # on that file, all with the kallsyms copied at recording time, output to
 # /dev/null; prints the samples, the distinct functions met (per object, the
