@@ -60,7 +60,6 @@ if [ "$load" = mixed ] && ! { command -v g++ && command -v python3; } > /dev/nul
 	load=clang
 fi
 command -v clang > /dev/null || load=none
-loadpid=
 loadpids=()
 if [ "$load" = mixed ]; then
 	cat > "$dir/load.cc" <<'CXX'
@@ -107,9 +106,8 @@ PY
 	loadpids+=($!)
 	(while :; do python3 "$dir/load.py"; done) &
 	loadpids+=($!)
-	load="mixed: clang, g++, python3"
 fi
-if [ "$load" = clang ] || [ ${#loadpids[@]} -gt 0 ]; then
+if [ "$load" = mixed ] || [ "$load" = clang ]; then
 	(
 		while :; do
 			for f in "$root"/lib/*.c; do
@@ -118,12 +116,13 @@ if [ "$load" = clang ] || [ ${#loadpids[@]} -gt 0 ]; then
 			done
 		done
 	) &
-	loadpid=$!
+	loadpids+=($!)
 fi
+[ "$load" = mixed ] && load="mixed: clang, g++, python3"
 "$perf" record -F "$freq" -g -a -o "$dir/real.data" -- sleep "$secs" > "$dir/record.out" 2>&1
 rc=$?
 cp /proc/kallsyms "$dir/kallsyms"
-for pid in $loadpid "${loadpids[@]}"; do
+for pid in "${loadpids[@]}"; do
 	kill "$pid" 2> /dev/null
 	wait "$pid" 2> /dev/null
 done
